@@ -1,0 +1,27 @@
+"""Build the Cython kernel of wormhole (metadata lives in pyproject.toml)."""
+import os
+
+import numpy
+from Cython.Build import cythonize
+from setuptools import Extension, setup
+
+CORE = os.path.join("wormhole", "_core")
+FLAGS = ["-O3", "-fno-strict-aliasing"]
+
+extensions = [
+    Extension(
+        "wormhole._core.kernel",
+        [os.path.join(CORE, "kernel.pyx")],
+        include_dirs=[numpy.get_include(), CORE],
+        extra_compile_args=FLAGS,
+        define_macros=[("NPY_NO_DEPRECATED_API", "NPY_1_7_API_VERSION")],
+    ),
+]
+
+setup(
+    ext_modules=cythonize(
+        extensions,
+        language_level=3,
+        compiler_directives={"boundscheck": False, "wraparound": False, "cdivision": True},
+    ),
+)

@@ -1,0 +1,76 @@
+import json
+import os
+import subprocess
+import sys
+
+import pytest
+
+from conftest import parse_fct
+
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+
+
+def run_cli(*args):
+    """Run the CLI of the wormhole that the tests import (installed or built in place)."""
+    import wormhole
+    pkg_parent = os.path.dirname(os.path.dirname(os.path.abspath(wormhole.__file__)))
+    env = dict(os.environ)
+    env["PYTHONPATH"] = pkg_parent + os.pathsep + env.get("PYTHONPATH", "")
+    return subprocess.run([sys.executable, "-m", "wormhole", *args], capture_output=True, text=True,
+                          env=env, cwd=os.path.dirname(ROOT), timeout=120)
+
+
+def test_run_reference_config_writes_reference_columns(data_dir, tmp_path):
+    out = tmp_path / "out"
+    stats = tmp_path / "stats.json"
+    cfg = os.path.join(data_dir, "ring_intra_dcqcn", "config.txt")
+    p = run_cli("run", "--config", cfg, "--cc", "none", "--out", str(out), "--stats-json", str(stats))
+    assert p.returncode == 0, p.stderr
+    ours = parse_fct(out / "fct.txt")
+    ref = parse_fct(os.path.join(data_dir, "ring_intra_dcqcn", "fct.txt"))
+    assert ours == ref
+    assert (out / "pfc.txt").exists()
+    st = json.loads(stats.read_text())
+    for k in ("events", "wall_seconds", "packets", "drops", "pfc_pauses", "sim_end_ns"):
+        assert k in st
+    assert "M events/s" in p.stdout
+
+
+def test_run_with_explicit_files(data_dir, tmp_path):
+    d = os.path.join(data_dir, "incast2_hpcc")
+    p = run_cli("run", "--topology", os.path.join(d, "topology.txt"), "--flows", os.path.join(d, "flow.txt"),
+                "--out", str(tmp_path / "o"), "--quiet")
+    assert p.returncode == 0, p.stderr
+    lines = (tmp_path / "o" / "fct.txt").read_text().splitlines()
+    assert len(lines) == 2 and all(len(l.split()) == 8 for l in lines)
+
+
+@pytest.mark.parametrize("mutate", ["bad_topology", "bad_flows", "bad_config", "no_out"])
+def test_bad_input_one_line_exit_2_nothing_written(data_dir, tmp_path, mutate):
+    d = os.path.join(data_dir, "incast2_hpcc")
+    topo, flows = os.path.join(d, "topology.txt"), os.path.join(d, "flow.txt")
+    args = ["run", "--topology", topo, "--flows", flows, "--out", str(tmp_path / "o")]
+    if mutate == "bad_topology":
+        bad = tmp_path / "t.txt"
+        bad.write_text("4 1 3\n3\n0 3 100Gbps 0.001ms 0\n1 3 100Gbps 0.001ms 0\n2 9 100Gbps 0.001ms 0\n")
+        args[2] = str(bad)
+    elif mutate == "bad_flows":
+        bad = tmp_path / "f.txt"
+        bad.write_text("2\n0 2 3 100 -1 0\n1 2 3 100 10 0\n")
+        args[4] = str(bad)
+    elif mutate == "bad_config":
+        bad = tmp_path / "c.txt"
+        bad.write_text("CC_MODE 3\nBOGUS 1\n")
+        args += ["--config", str(bad)]
+    else:
+        args = args[:-2]
+    p = run_cli(*args)
+    assert p.returncode == 2
+    assert len(p.stderr.strip().splitlines()) == 1
+    assert "Traceback" not in p.stderr
+    assert not (tmp_path / "o").exists()
+
+
+def test_params_prints_registry():
+    p = run_cli("params")
+    assert p.returncode == 0 and "`buffer_size`" in p.stdout

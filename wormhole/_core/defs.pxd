@@ -1,0 +1,251 @@
+# cython: language_level=3
+"""The kernel's contract: every C struct the event loop works on.
+
+Time is an int64 number of picoseconds, sizes are bytes, rates are bits per
+second.  All state lives in one ``Sim`` struct owned by a ``Kernel`` object, so
+many simulations can share a process without touching each other.
+"""
+from libc.stdint cimport int64_t, uint64_t, int32_t, uint32_t, int16_t, uint8_t
+
+cdef extern from "wh_time.h":
+    int64_t wh_ns3_seconds_to_ns(double v) nogil
+    int64_t wh_tx_time_ps(int64_t nbytes, int64_t bps, int64_t quantum_ps) nogil
+    uint32_t wh_ecmp_hash3(uint32_t w0, uint32_t w1, uint32_t w2, uint32_t seed) nogil
+    uint64_t wh_rng_next(uint64_t* state) nogil
+    double wh_rng_uniform(uint64_t* state) nogil
+
+cdef enum:
+    NQ = 8              # priority queues per port (as the reference: 8)
+    INT_MAX_HOP = 5     # INT hop records carried by one packet
+    NO_PKT = -1         # end of a packet FIFO / free list
+
+cdef enum EventKind:
+    EV_TX_DONE = 0      # a = port whose serialisation just finished
+    EV_ARRIVE = 1       # a = receiving port, b = packet index
+    EV_NIC_WAKE = 2     # a = host port, b = token (stale unless equal to port.wake_token)
+    EV_FLOW_START = 3   # a = flow index: its queue pair joins its NIC
+    EV_USER = 4         # a = user callback id: hand control back to Python
+    EV_RTO = 5          # a = flow, b = token: retransmission timer (off unless Params.rto > 0)
+    N_EVENT_KINDS = 6
+
+cdef enum PktKind:
+    PK_DATA = 0
+    PK_ACK = 1
+    PK_NACK = 2
+    PK_PFC = 3
+
+cdef enum CcKind:
+    CC_NONE = 0         # fixed rate: line rate, window = BDP
+    CC_DCQCN = 1        # reserved for the congestion-control issue
+    CC_HPCC = 2
+    CC_TIMELY = 3
+    CC_DCTCP = 4
+
+cdef enum IntMode:
+    INT_NONE = 0        # no INT header (DCQCN, DCTCP, fixed rate)
+    INT_TS = 1          # 8-byte sender timestamp (TIMELY)
+    INT_HOPS = 2        # 5 hop records + count, 42 bytes (HPCC)
+
+cdef enum RunCode:
+    RUN_IDLE = 0        # no event left before `until`
+    RUN_CALLBACKS = 1   # flows with Python callbacks completed
+    RUN_USER = 2        # a user event is due
+    RUN_LIMIT = 3       # the memory limit on packets was hit
+
+ctypedef struct Event:
+    int64_t t           # firing time, ps
+    uint64_t seq        # insertion number: ties fire in scheduling order
+    int32_t kind        # EventKind
+    int32_t a           # first argument (port, flow or callback id)
+    int64_t b           # second argument (packet index, token)
+
+ctypedef struct IntHop:
+    int64_t ts_ns       # switch clock at egress dequeue, ns
+    int64_t tx_bytes    # port's cumulative transmitted bytes before this packet
+    int64_t qlen        # port's queued bytes (all queues) after the dequeue
+    int64_t rate_bps    # port line rate
+
+ctypedef struct Packet:
+    int32_t next        # next packet in the same FIFO or in the free list
+    int32_t flow        # flow index (-1 for PFC frames)
+    int32_t size        # bytes on the wire, headers included
+    int32_t payload     # payload bytes (data packets)
+    int64_t seq         # data: first payload byte; ACK/NACK: receiver's next expected byte
+    int64_t ts          # sender clock when the packet was built, ps (TIMELY RTT)
+    int32_t in_port     # ingress port at the switch that buffers it (MMU accounting)
+    int16_t hop         # index in the flow's path of the port that transmits it next
+    uint8_t kind        # PktKind
+    uint8_t qidx        # priority group (data/ACK) or the queue a PFC frame (un)pauses
+    uint8_t ecn         # data: CE mark; ACK: congestion echo (CNP flag)
+    uint8_t pfc_pause   # PFC frame: 1 = pause, 0 = resume
+    uint8_t nhop        # INT hop records written so far
+    uint8_t _pad
+
+ctypedef struct Port:
+    int32_t node        # node that owns this port
+    int32_t peer        # the port at the other end of the link
+    int32_t ifindex     # device index on its node (ns-3 numbering, from 1)
+    int32_t link        # link index in the topology
+    int64_t rate_bps    # line rate
+    int64_t delay_ps    # propagation delay to the peer
+    double error_rate   # probability that an arriving packet is corrupted
+    uint8_t busy        # 1 while a packet is being serialised
+    uint8_t paused[8]   # queues paused by PFC frames received on this port
+    int32_t qhead[8]    # FIFO heads per queue (hosts: queue 0 is the ACK queue)
+    int32_t qtail[8]    # FIFO tails per queue
+    int64_t qbytes[8]   # queued bytes per queue
+    int64_t qbytes_total  # queued bytes over all queues
+    int32_t rrlast      # round-robin position (switch: queue; host: QP slot)
+    int64_t tx_bytes    # cumulative bytes transmitted (INT txBytes)
+    int64_t tx_packets  # cumulative packets transmitted
+    int64_t wake_t      # host: time of the pending NIC wake-up, -1 if none
+    int64_t wake_token  # host: token of the pending wake-up (stale events ignored)
+    int32_t* qps        # host: queue pairs attached to this NIC, in arrival order
+    int32_t nqps        # host: number of entries in qps
+    int32_t cap_qps     # host: capacity of qps
+
+ctypedef struct MmuPort:
+    int64_t ingress[8]  # bytes admitted per ingress queue (reserve + shared)
+    int64_t hdrm[8]     # bytes held in headroom per ingress queue
+    int64_t egress[8]   # bytes queued per egress queue (ECN marking)
+    uint8_t pause_sent[8]  # PFC pause sent upstream and not yet resumed
+    int64_t headroom    # headroom per ingress queue: 3 x rate x delay
+    int32_t pfc_shift   # dynamic threshold = free shared space >> pfc_shift
+    int64_t kmin        # ECN: no mark at or below (bytes)
+    int64_t kmax        # ECN: always mark above (bytes)
+    double pmax         # ECN: mark probability at kmax
+
+ctypedef struct SwitchState:
+    int64_t buffer      # shared buffer size (bytes)
+    int64_t shared_used # bytes in the shared pool
+    int64_t total_hdrm  # sum of the ports' headroom
+    int64_t total_rsrv  # sum of the ports' reserve
+    int64_t used        # bytes buffered now (all ingress queues)
+
+ctypedef struct Flow:
+    int32_t src         # sending host node
+    int32_t dst         # receiving host node
+    int32_t src_port    # sender's NIC port
+    int32_t dst_port    # receiver's NIC port
+    int32_t sport       # UDP source port (reference numbering from 10000 per host pair)
+    int32_t dport       # UDP destination port
+    int32_t pg          # priority group
+    int32_t path_off    # forward egress ports in Sim.paths (NIC port first)
+    int32_t path_len    # number of forward egress ports
+    int32_t rpath_off   # reverse (ACK) egress ports in Sim.paths
+    int32_t rpath_len   # number of reverse egress ports
+    int32_t last_pkt_size  # size of the last data packet sent (pacing)
+    int64_t size        # bytes to deliver
+    int64_t start       # start time, ps
+    int64_t finish      # time the last ACK arrived, ps; -1 while running
+    int64_t snd_nxt     # next byte to send
+    int64_t snd_una     # first unacknowledged byte
+    int64_t win         # window in bytes, 0 = unlimited
+    int64_t base_rtt    # base RTT used by CC, ps
+    int64_t rate        # current sending rate, bps
+    int64_t max_rate    # NIC line rate, bps
+    int64_t next_avail  # pacing: earliest time of the next data packet, ps
+    int64_t rcv_nxt     # receiver: next expected byte
+    int64_t milestone   # receiver: ACK milestone
+    int64_t nack_timer  # receiver: no NACK before this time unless the gap moved, ps
+    int64_t last_nack   # receiver: sequence of the last NACK
+    int64_t rcv_bytes   # receiver: payload bytes received, duplicates included
+    int64_t retx_bytes  # sender: bytes sent again after go-back-N
+    int64_t max_sent    # sender: highest byte ever sent
+    int64_t rto_mark    # sender: snd_una when the retransmission timer was armed
+    int64_t rto_token   # sender: token of the armed timer (stale events ignored)
+    uint8_t rto_armed   # sender: 1 while a retransmission timer is pending
+    uint8_t started     # 1 once the QP joined its NIC
+    uint8_t has_cb      # 1 if Python wants a completion callback
+    uint8_t var_win     # window scales with rate / max_rate
+    uint8_t cc          # CcKind
+
+ctypedef struct PfcRecord:
+    int64_t t           # time, ps
+    int32_t node        # node that received the frame
+    int32_t is_switch   # node type (1 switch, 0 host)
+    int32_t ifindex     # device index on that node
+    int32_t pause       # 1 pause, 0 resume
+
+ctypedef struct Params:
+    int64_t mtu         # payload bytes per packet
+    int32_t hdr_bytes   # data header bytes (48 + INT)
+    int32_t ack_bytes   # ACK/NACK bytes on the wire
+    int32_t pfc_bytes   # PFC frame bytes
+    int32_t int_mode    # IntMode
+    int32_t ack_qidx    # host: queue index whose pause blocks ACKs (0 high prio, else 3)
+    uint8_t ack_high_prio  # switch: ACK/NACK go to strict-priority queue 0
+    uint8_t ecn         # switches mark ECN
+    uint8_t pfc         # PFC frames are honoured
+    uint8_t rate_bound  # pace data at the QP rate (else at line rate)
+    uint8_t back_to_zero   # go-back to the chunk boundary
+    int64_t chunk       # L2 chunk size (bytes)
+    int64_t ack_interval   # ACK every this many bytes
+    int64_t nack_interval  # minimum gap between NACKs for the same hole, ps
+    int64_t reserve     # per ingress queue reserve, bytes
+    int64_t resume_offset  # resume hysteresis, bytes
+    int64_t quantum     # tx-time quantum in ps (1000 = reference ns truncation)
+    int64_t max_packets # live packet limit (0 = none)
+    int64_t rto         # retransmission timeout, ps (0 = none, as the reference)
+
+ctypedef struct Sim:
+    int64_t now         # simulated clock, ps
+    int32_t fail        # nonzero once an allocation failed or the packet limit was hit
+    uint64_t seq        # next event insertion number
+    uint64_t rng        # splitmix64 state
+    Params p            # behaviour parameters
+    # event heap
+    Event* heap         # binary heap ordered by (t, seq)
+    int64_t heap_n      # events in the heap
+    int64_t heap_cap    # capacity
+    # fabric
+    int32_t n_nodes     # nodes (hosts and switches)
+    int32_t n_ports     # directed ports (two per link)
+    int32_t n_hosts     # hosts
+    uint8_t* is_switch  # per node
+    int32_t* host_idx   # node -> host index, -1 for switches
+    int32_t* sw_idx     # node -> switch index, -1 for hosts
+    uint32_t* node_ip   # per node, reference addressing
+    uint32_t* seed      # per node ECMP seed
+    Port* ports         # per port
+    MmuPort* mmu        # per port (used on switch ports)
+    SwitchState* sw     # per switch
+    int32_t* rt_start   # [sw_idx * n_hosts + host_idx] -> first next hop in rt_ports
+    int32_t* rt_cnt     # number of next hops
+    int32_t* rt_ports   # egress ports
+    int32_t* host_nic   # host index -> first NIC port
+    # packets
+    Packet* pkts        # packet pool
+    IntHop* ints        # INT_MAX_HOP records per packet (INT_HOPS mode only)
+    int32_t pkt_cap     # pool capacity
+    int32_t free_head   # free list head
+    int32_t pkts_live   # packets allocated
+    int32_t pkts_peak   # peak of pkts_live
+    # flows
+    Flow* flows         # per flow
+    int32_t n_flows     # flows added
+    int32_t flow_cap    # capacity
+    int32_t* paths      # egress port lists of all flows
+    int64_t paths_n     # entries used
+    int64_t paths_cap   # capacity
+    int32_t* done       # completed flows in completion order
+    int32_t n_done      # completed flows
+    int32_t n_done_cb   # completions with callbacks not yet handed to Python
+    # PFC log
+    PfcRecord* pfc_log  # frames received
+    int64_t pfc_n       # records
+    int64_t pfc_cap     # capacity
+    # statistics
+    int64_t events[6]   # events processed by kind
+    int64_t stale_events   # cancelled wake-ups popped and ignored
+    int64_t data_pkts   # data packets sent by NICs
+    int64_t ctrl_pkts   # ACK/NACK packets sent
+    int64_t drops       # packets dropped (buffer overflow)
+    int64_t corrupt     # packets lost to the link error model
+    int64_t pfc_pauses  # PFC pause frames sent
+    int64_t pfc_resumes # PFC resume frames sent
+    int64_t ecn_marks   # packets CE-marked
+    int64_t nacks       # NACKs sent
+    int64_t timeouts    # retransmission timeouts that fired a go-back-N
+    int64_t max_qbytes  # largest per-port queue seen, bytes
+    int64_t max_buffer  # largest per-switch buffer use seen, bytes

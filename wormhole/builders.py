@@ -1,0 +1,79 @@
+"""Topology builders.  Rates in bps, delays in ps (use ``wormhole.units``).
+
+Node numbering is hosts first, then switches, as the reference's own files do,
+so host ids are 0..H-1."""
+from .errors import TopologyError
+from .topology import Topology
+from .units import US, gbps
+
+
+def _check(cond, msg, value):
+    if not cond:
+        raise TopologyError(msg, value=value)
+
+
+def star(n_hosts, rate=gbps(100), delay=US):
+    """n hosts on one switch (incast and permutation tests)."""
+    _check(n_hosts >= 2, "a star needs at least 2 hosts", n_hosts)
+    t = Topology("star-%d" % n_hosts)
+    hs = [t.add_host() for _ in range(n_hosts)]
+    sw = t.add_switch("sw")
+    for h in hs:
+        t.add_link(h, sw, rate, delay)
+    return t
+
+
+def dumbbell(n_left, n_right=None, rate=gbps(100), bottleneck=None, delay=US):
+    """Hosts 0..n_left-1 on the left switch, the rest on the right one; the two
+    switches joined by one link of rate ``bottleneck`` (default ``rate``)."""
+    n_right = n_left if n_right is None else n_right
+    _check(n_left >= 1 and n_right >= 1, "a dumbbell needs hosts on both sides", (n_left, n_right))
+    t = Topology("dumbbell-%d-%d" % (n_left, n_right))
+    left = [t.add_host() for _ in range(n_left)]
+    right = [t.add_host() for _ in range(n_right)]
+    sl, sr = t.add_switch("left"), t.add_switch("right")
+    for h in left:
+        t.add_link(h, sl, rate, delay)
+    for h in right:
+        t.add_link(h, sr, rate, delay)
+    t.add_link(sl, sr, rate if bottleneck is None else bottleneck, delay)
+    return t
+
+
+def leaf_spine(n_leaves, hosts_per_leaf, n_spines, rate=gbps(100), uplink_rate=None, delay=US):
+    """Two tiers: each leaf joins ``hosts_per_leaf`` hosts and every spine."""
+    _check(n_leaves >= 1 and hosts_per_leaf >= 1 and n_spines >= 1, "leaf-spine sizes must be positive",
+           (n_leaves, hosts_per_leaf, n_spines))
+    t = Topology("leafspine-%dx%d-%d" % (n_leaves, hosts_per_leaf, n_spines))
+    hosts = [t.add_host() for _ in range(n_leaves * hosts_per_leaf)]
+    leaves = [t.add_switch("leaf%d" % i) for i in range(n_leaves)]
+    spines = [t.add_switch("spine%d" % i) for i in range(n_spines)]
+    for i, h in enumerate(hosts):
+        t.add_link(h, leaves[i // hosts_per_leaf], rate, delay)
+    for l in leaves:
+        for s in spines:
+            t.add_link(l, s, rate if uplink_rate is None else uplink_rate, delay)
+    return t
+
+
+def fat_tree(k, rate=gbps(100), delay=US):
+    """k-ary fat-tree: k pods of k/2 edge and k/2 aggregation switches,
+    (k/2)^2 cores, k^3/4 hosts (k=8: 128 hosts, 80 switches)."""
+    _check(k >= 2 and k % 2 == 0, "fat-tree k must be even and >= 2", k)
+    h = k // 2
+    t = Topology("fattree-k%d" % k)
+    hosts = [t.add_host() for _ in range(k * h * h)]
+    edges = [t.add_switch("edge%d" % i) for i in range(k * h)]
+    aggs = [t.add_switch("agg%d" % i) for i in range(k * h)]
+    cores = [t.add_switch("core%d" % i) for i in range(h * h)]
+    for i, host in enumerate(hosts):
+        t.add_link(host, edges[i // h], rate, delay)
+    for pod in range(k):
+        for e in range(h):
+            for a in range(h):
+                t.add_link(edges[pod * h + e], aggs[pod * h + a], rate, delay)
+    for pod in range(k):
+        for a in range(h):
+            for c in range(h):
+                t.add_link(aggs[pod * h + a], cores[a * h + c], rate, delay)
+    return t

@@ -1,0 +1,167 @@
+"""Command line: ``python -m wormhole run | params``.
+
+Bad input prints one line (``wormhole: error: ...``) and exits 2; nothing is
+written to ``--out`` unless the whole run succeeded.
+"""
+import argparse
+import json
+import os
+import sys
+import tempfile
+
+import numpy as np
+
+from .config import Config, cli_help, docs_markdown
+from .errors import ConfigError, WormholeError
+from .flows import read_flows
+from .network import Network
+from .topology import read_topology
+from .units import NS, US
+
+
+class _Parser(argparse.ArgumentParser):
+    def error(self, message):
+        sys.stderr.write("wormhole: error: %s\n" % message)
+        sys.exit(2)
+
+
+def _build_parser():
+    p = _Parser(prog="python -m wormhole", description="Packet-level simulation of RDMA datacenter fabrics.")
+    sub = p.add_subparsers(dest="cmd", parser_class=_Parser)
+    r = sub.add_parser("run", help="run reference-format inputs and write fct.txt / pfc.txt",
+                       description="Run a topology and a flow file (HPCC-ns-3 formats). With --config alone, "
+                                   "the config's TOPOLOGY_FILE and FLOW_FILE name the inputs.",
+                       epilog="parameters for --set NAME=VALUE:\n" + cli_help(),
+                       formatter_class=argparse.RawDescriptionHelpFormatter)
+    r.add_argument("--topology", help="topology.txt (reference format)")
+    r.add_argument("--flows", help="flow.txt (reference format)")
+    r.add_argument("--config", help="config.txt (reference keys)")
+    r.add_argument("--out", required=True, help="output folder for fct.txt and pfc.txt")
+    r.add_argument("--cc", help="congestion control (overrides the config's CC_MODE)")
+    r.add_argument("--seed", type=int, help="random seed")
+    r.add_argument("--set", action="append", default=[], metavar="NAME=VALUE", help="override a parameter")
+    r.add_argument("--stats-json", help="write the run's statistics as one JSON object")
+    r.add_argument("--quiet", action="store_true", help="no summary")
+    sub.add_parser("params", help="print the parameter registry as a Markdown table")
+    return p
+
+
+def _load_config(args):
+    cfg = Config.from_file(args.config) if args.config else Config()
+    over = {}
+    for item in args.set:
+        if "=" not in item:
+            raise ConfigError("--set expects NAME=VALUE", value=item)
+        k, v = item.split("=", 1)
+        over[k.strip()] = v.strip()
+    if args.cc:
+        over["cc"] = args.cc
+    if args.seed is not None:
+        over["seed"] = args.seed
+    return cfg.copy(**over)
+
+
+def _inputs(args, cfg):
+    topo = args.topology or cfg.files.get("TOPOLOGY_FILE")
+    flows = args.flows or cfg.files.get("FLOW_FILE")
+    if not topo:
+        raise ConfigError("no topology: give --topology or a config with TOPOLOGY_FILE", args.config)
+    if not flows:
+        raise ConfigError("no flows: give --flows or a config with FLOW_FILE", args.config)
+    return topo, flows
+
+
+def _write_atomic(folder, files):
+    """Write every file of ``files`` (name -> text) or none: each goes to a
+    temporary name first and is renamed only once all were written."""
+    os.makedirs(folder, exist_ok=True)
+    tmp = []
+    try:
+        for name, text in files.items():
+            fd, path = tempfile.mkstemp(prefix="." + name + ".", dir=folder)
+            with os.fdopen(fd, "w") as fh:
+                fh.write(text)
+            tmp.append((path, os.path.join(folder, name)))
+        for path, final in tmp:
+            os.replace(path, final)
+    except BaseException:
+        for path, _ in tmp:
+            if os.path.exists(path):
+                os.unlink(path)
+        raise
+
+
+def _summary(net, topo_path, flows_path):
+    st = net.stats
+    res = net.results
+    done = res[res["fct"] >= 0]
+    t = net.topology
+    lines = [
+        "topology   %s: %d nodes (%d hosts, %d switches), %d links" % (
+            topo_path, t.n_nodes, len(t.hosts), len(t.switches), len(t.links)),
+        "flows      %s: %d, %d completed" % (flows_path, st["flows"], st["flows_completed"]),
+        "cc         %s" % net.config.cc,
+        "simulated  %.3f us" % (st["sim_time_ps"] / US),
+        "wall-clock %.3f s, %d events, %.2f M events/s" % (
+            st["wall_seconds"], st["events"], st["events_per_second"] / 1e6),
+        "packets    %d data, %d ACK/NACK, %d drops, %d PFC pauses, %d ECN marks" % (
+            st["data_packets"], st["ctrl_packets"], st["drops"], st["pfc_pauses"], st["ecn_marks"]),
+    ]
+    if len(done):
+        slow = done["fct"] / np.maximum(done["standalone_fct"], 1)
+        lines.append("FCT        mean %.1f us, p50 %.1f us, p99 %.1f us; slowdown mean %.3f, p99 %.3f" % (
+            done["fct"].mean() / US, np.percentile(done["fct"], 50) / US, np.percentile(done["fct"], 99) / US,
+            slow.mean(), np.percentile(slow, 99)))
+    return "\n".join(lines)
+
+
+def cmd_run(args):
+    cfg = _load_config(args)
+    topo_path, flows_path = _inputs(args, cfg)
+    topo = read_topology(topo_path)
+    flows = read_flows(flows_path, topo)
+    if cfg.cc != "none":
+        sys.stderr.write("wormhole: note: congestion control %r is not built yet; running at fixed rate "
+                         "with its packet formats\n" % cfg.cc)
+    net = Network(topo, cfg)
+    for f in flows:
+        net.send(f.src, f.dst, f.size, at=f.start_ps, pg=f.pg, dport=f.dport)
+    net.run(progress=True)
+    st = net.stats
+    files = {"fct.txt": "".join(net.fct_lines()), "pfc.txt": "".join(net.pfc_lines())}
+    _write_atomic(args.out, files)
+    if args.stats_json:
+        keep = {k: st[k] for k in ("events", "events_by_kind", "wall_seconds", "events_per_second",
+                                   "data_packets", "ctrl_packets", "drops", "pfc_pauses", "pfc_resumes",
+                                   "ecn_marks", "flows", "flows_completed")}
+        keep["packets"] = st["data_packets"] + st["ctrl_packets"]
+        keep["sim_end_ns"] = st["sim_time_ps"] // NS
+        d = os.path.dirname(os.path.abspath(args.stats_json))
+        _write_atomic(d, {os.path.basename(args.stats_json): json.dumps(keep, sort_keys=True) + "\n"})
+    if not args.quiet:
+        print(_summary(net, topo_path, flows_path))
+        print("wrote      %s" % ", ".join(os.path.join(args.out, n) for n in files))
+    return 0
+
+
+def main(argv=None):
+    parser = _build_parser()
+    args = parser.parse_args(argv)
+    try:
+        if args.cmd == "run":
+            return cmd_run(args)
+        if args.cmd == "params":
+            sys.stdout.write(docs_markdown())
+            return 0
+        parser.print_help()
+        return 2
+    except WormholeError as e:
+        sys.stderr.write("wormhole: error: %s\n" % e)
+        return 2
+    except KeyboardInterrupt:
+        sys.stderr.write("wormhole: interrupted\n")
+        return 130
+
+
+if __name__ == "__main__":
+    sys.exit(main())

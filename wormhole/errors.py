@@ -1,0 +1,52 @@
+"""Errors raised at the boundary: each names the file, the line and the value."""
+
+
+class WormholeError(Exception):
+    """Base of every error wormhole raises on bad input or impossible requests.
+
+    ``file``, ``line`` and ``value`` locate the problem when it comes from a file;
+    ``str(err)`` is one line that a CLI can print as is.
+    """
+
+    def __init__(self, message, file=None, line=None, value=None):
+        self.message = message
+        self.file = None if file is None else str(file)
+        self.line = line
+        self.value = value
+        super().__init__(self._render())
+
+    def _render(self):
+        where = ""
+        if self.file is not None:
+            where = self.file
+            if self.line is not None:
+                where += ":%d" % self.line
+            where += ": "
+        text = where + self.message
+        if self.value is not None:
+            text += " (value: %r)" % (self.value,)
+        return text
+
+
+class TopologyError(WormholeError):
+    """Bad topology: unknown node, duplicate or dangling link, zero rate, ..."""
+
+
+class FlowFileError(WormholeError):
+    """Bad flow list: short or unsorted file, negative size, non-host endpoint, ..."""
+
+
+class ConfigError(WormholeError):
+    """Unknown configuration key or a value of the wrong type or range."""
+
+
+class RoutingError(WormholeError):
+    """No path between two hosts."""
+
+
+class ResourceLimitError(WormholeError):
+    """A run would exceed a configured resource limit (packets in flight)."""
+
+
+class NotAvailableError(WormholeError):
+    """A feature that is planned but not built yet was requested."""

@@ -1,0 +1,186 @@
+"""A validated topology compiled to arrays: ports, shortest-path ECMP tables,
+switch MMU settings (headroom, PFC shift, ECN thresholds) and the per-host-pair
+base RTT, bandwidth and BDP that the reference derives from its BFS."""
+import numpy as np
+
+from .config import Config
+from .errors import ConfigError
+from .topology import node_ip
+from .units import NS
+
+
+class Fabric:
+    """Compiled form of (topology, config).  Arrays only; built once."""
+
+    def __init__(self, topo, config=None):
+        topo.validate()
+        self.topo = topo
+        self.config = config if config is not None else Config()
+        self._ports()
+        self._routes()
+        self._mmu()
+
+    # -- ports -------------------------------------------------------------
+    def _ports(self):
+        t = self.topo
+        n = t.n_nodes
+        nl = len(t.links)
+        self.port_node = np.empty(2 * nl, np.int32)
+        self.port_peer = np.empty(2 * nl, np.int32)
+        self.port_ifindex = np.empty(2 * nl, np.int32)
+        self.port_link = np.empty(2 * nl, np.int32)
+        self.port_rate = np.empty(2 * nl, np.int64)
+        self.port_delay = np.empty(2 * nl, np.int64)
+        self.port_error = np.empty(2 * nl, np.float64)
+        next_if = [1] * n
+        self.node_ports = [[] for _ in range(n)]
+        # neighbour -> port, per node (the reference keeps one interface per neighbour)
+        self.nbr_port = [dict() for _ in range(n)]
+        default_err = float(self.config.error_rate_per_link)
+        for k, l in enumerate(t.links):
+            for side, (u, v) in enumerate(((l.a, l.b), (l.b, l.a))):
+                p = 2 * k + side
+                self.port_node[p] = u
+                self.port_peer[p] = 2 * k + (1 - side)
+                self.port_ifindex[p] = next_if[u]
+                next_if[u] += 1
+                self.port_link[p] = k
+                self.port_rate[p] = l.rate_bps
+                self.port_delay[p] = l.delay_ps
+                self.port_error[p] = l.error_rate if l.error_rate > 0 else default_err
+                self.node_ports[u].append(p)
+                self.nbr_port[u][v] = p
+        self.is_switch = np.array(t.is_switch, dtype=np.uint8)
+        self.hosts = np.array(t.hosts, dtype=np.int32)
+        self.switches = np.array(t.switches, dtype=np.int32)
+        self.host_idx = np.full(n, -1, np.int32)
+        self.host_idx[self.hosts] = np.arange(len(self.hosts), dtype=np.int32)
+        self.sw_idx = np.full(n, -1, np.int32)
+        self.sw_idx[self.switches] = np.arange(len(self.switches), dtype=np.int32)
+        self.node_ip = np.array([node_ip(i) for i in range(n)], dtype=np.uint32)
+        self.seed = np.arange(n, dtype=np.uint32)
+        self.host_nic = np.array([self.node_ports[h][0] for h in self.hosts], dtype=np.int32)
+        # NIC rate: the reference takes the first host's first device
+        self.nic_rate = int(self.port_rate[self.host_nic[0]])
+
+    # -- routing -----------------------------------------------------------
+    def _routes(self):
+        """BFS from every host, as the reference's CalculateRoute: neighbours in
+        node-id order, only switches expand, next hops in discovery order.
+        Also the per-pair delay, tx delay (one MTU per hop) and bottleneck."""
+        t = self.topo
+        n = t.n_nodes
+        nh = len(self.hosts)
+        mtu = int(self.config.mtu)
+        nbrs = [sorted(self.nbr_port[u].keys()) for u in range(n)]
+        is_sw = t.is_switch
+        rt_lists = [[None] * nh for _ in range(n)]
+        self.pair_delay_ns = np.zeros((nh, nh), np.int64)   # [src_h, dst_h]
+        self.pair_txdelay_ns = np.zeros((nh, nh), np.int64)
+        self.pair_bw = np.zeros((nh, nh), np.int64)
+        self.pair_hops = np.zeros((nh, nh), np.int32)
+        for hd, host in enumerate(self.hosts):
+            dis = {host: 0}
+            delay = {host: 0}
+            txd = {host: 0}
+            bw = {host: (1 << 64) - 1}
+            q = [host]
+            i = 0
+            while i < len(q):
+                now = q[i]
+                i += 1
+                d = dis[now]
+                for nxt in nbrs[now]:
+                    p = self.nbr_port[now][nxt]
+                    if nxt not in dis:
+                        dis[nxt] = d + 1
+                        delay[nxt] = delay[now] + int(self.port_delay[p]) // NS
+                        rate = int(self.port_rate[p])
+                        txd[nxt] = txd[now] + mtu * 1000000000 * 8 // rate
+                        bw[nxt] = min(bw[now], rate)
+                        if is_sw[nxt]:
+                            q.append(nxt)
+                    if d + 1 == dis[nxt]:
+                        lst = rt_lists[nxt][hd]
+                        if lst is None:
+                            lst = rt_lists[nxt][hd] = []
+                        lst.append(self.nbr_port[nxt][now])
+            for hs, src in enumerate(self.hosts):
+                if src in dis:
+                    self.pair_delay_ns[hs, hd] = delay[src]
+                    self.pair_txdelay_ns[hs, hd] = txd[src]
+                    self.pair_bw[hs, hd] = bw[src] if bw[src] < (1 << 63) else 0
+                    self.pair_hops[hs, hd] = dis[src]
+                else:
+                    self.pair_hops[hs, hd] = -1
+        self.rt_start = np.zeros(n * nh, np.int32)
+        self.rt_cnt = np.zeros(n * nh, np.int32)
+        ports = []
+        for u in range(n):
+            for hd in range(nh):
+                lst = rt_lists[u][hd]
+                if lst:
+                    self.rt_start[u * nh + hd] = len(ports)
+                    self.rt_cnt[u * nh + hd] = len(lst)
+                    ports.extend(lst)
+        self.rt_ports = np.array(ports, dtype=np.int32)
+        self.pair_rtt_ns = self.pair_delay_ns * 2 + self.pair_txdelay_ns
+        self.pair_bdp = self.pair_rtt_ns * self.pair_bw // 1000000000 // 8
+        reach = self.pair_hops >= 0
+        self.max_rtt_ns = int(self.pair_rtt_ns[reach].max()) if reach.any() else 0
+        self.max_bdp = int(self.pair_bdp[reach].max()) if reach.any() else 0
+
+    # -- switch buffers ----------------------------------------------------
+    def _mmu(self):
+        c = self.config
+        np_ = len(self.port_node)
+        self.port_headroom = np.zeros(np_, np.int64)
+        self.port_pfc_shift = np.zeros(np_, np.int32)
+        self.port_kmin = np.zeros(np_, np.int64)
+        self.port_kmax = np.zeros(np_, np.int64)
+        self.port_pmax = np.zeros(np_, np.float64)
+        kmin_map, kmax_map, pmax_map = c.rate_map("kmin_map"), c.rate_map("kmax_map"), c.rate_map("pmax_map")
+        nsw = len(self.switches)
+        self.sw_buffer = np.full(nsw, int(c.buffer_size * 1024 * 1024), np.int64)
+        self.sw_total_hdrm = np.zeros(nsw, np.int64)
+        self.sw_total_rsrv = np.zeros(nsw, np.int64)
+        for s_i, sw in enumerate(self.switches):
+            for p in self.node_ports[sw]:
+                rate = int(self.port_rate[p])
+                gb = rate / 1e9
+                self.port_kmin[p] = 1000 * int(self._lookup(kmin_map, rate, "KMIN_MAP", 100 * gb / 25))
+                self.port_kmax[p] = 1000 * int(self._lookup(kmax_map, rate, "KMAX_MAP", 400 * gb / 25))
+                self.port_pmax[p] = self._lookup(pmax_map, rate, "PMAX_MAP", 0.2)
+                delay_ns = int(self.port_delay[p]) // NS
+                self.port_headroom[p] = rate * delay_ns // 8 // 1000000000 * 3
+                shift = 3
+                r = rate
+                while r > self.nic_rate and shift > 0:
+                    shift -= 1
+                    r //= 2
+                self.port_pfc_shift[p] = shift
+                self.sw_total_hdrm[s_i] += self.port_headroom[p]
+                self.sw_total_rsrv[s_i] += int(c.reserve)
+
+    def _lookup(self, m, rate, key, default):
+        if m is None:
+            return default
+        if rate not in m:
+            raise ConfigError("%s has no entry for link rate %d bps" % (key, rate),
+                              self.config.source, value=rate)
+        return m[rate]
+
+    def kernel_arrays(self):
+        return {
+            "is_switch": self.is_switch, "host_idx": self.host_idx, "sw_idx": self.sw_idx,
+            "node_ip": self.node_ip, "seed": self.seed, "host_nic": self.host_nic,
+            "n_hosts": len(self.hosts), "n_switches": len(self.switches),
+            "port_node": self.port_node, "port_peer": self.port_peer,
+            "port_ifindex": self.port_ifindex, "port_link": self.port_link,
+            "port_rate": self.port_rate, "port_delay": self.port_delay, "port_error": self.port_error,
+            "port_headroom": self.port_headroom, "port_pfc_shift": self.port_pfc_shift,
+            "port_kmin": self.port_kmin, "port_kmax": self.port_kmax, "port_pmax": self.port_pmax,
+            "sw_buffer": self.sw_buffer, "sw_total_hdrm": self.sw_total_hdrm,
+            "sw_total_rsrv": self.sw_total_rsrv,
+            "rt_start": self.rt_start, "rt_cnt": self.rt_cnt, "rt_ports": self.rt_ports,
+        }

@@ -1,0 +1,309 @@
+"""The Network API: one entry point over the simulation backends.
+
+    net = Network(topology, Config(cc="none"))
+    fid = net.send(0, 2, 10_000_000, on_done=lambda r: ...)
+    net.schedule(us(5), callback)
+    net.run()
+    net.results          # numpy structured array, one row per flow
+    net.stats            # events processed, packets, drops, PFC, wall-clock
+
+Times are integer picoseconds (``wormhole.units``).  Several Network objects
+in one process share nothing.
+"""
+import os
+import sys
+import time
+from collections import namedtuple
+
+import networkx as nx
+import numpy as np
+
+from ._core.kernel import Kernel
+from .config import Config
+from .errors import FlowFileError, NotAvailableError, ResourceLimitError, RoutingError, WormholeError
+from .fabric import Fabric
+from .topology import Topology, read_topology
+from .units import NS, S, ns3_fixed_point
+
+INT64_MAX = (1 << 63) - 1
+_RUN_IDLE, _RUN_CALLBACKS, _RUN_USER, _RUN_LIMIT = 0, 1, 2, 3
+
+# Header bytes of the reference's data packet without INT: PPP 14 + IPv4 20 + UDP 8 + SeqTs 6
+BASE_HEADER = 48
+INT_BYTES = {"none": 0, "dcqcn": 0, "dctcp": 0, "timely": 8, "hpcc": 42}
+INT_MODE = {"none": 0, "dcqcn": 0, "dctcp": 0, "timely": 1, "hpcc": 2}
+
+FlowResult = namedtuple("FlowResult", "id src dst sport dport size start finish fct standalone_fct")
+
+RESULT_DTYPE = np.dtype([
+    ("id", np.int64), ("src", np.int32), ("dst", np.int32), ("sport", np.int32), ("dport", np.int32),
+    ("size", np.int64), ("start", np.int64), ("finish", np.int64), ("fct", np.int64),
+    ("standalone_fct", np.int64),
+])
+
+
+def _as_topology(topology):
+    if isinstance(topology, Topology):
+        return topology
+    if isinstance(topology, nx.Graph):
+        return Topology.from_networkx(topology)
+    if isinstance(topology, (str, os.PathLike)):
+        return read_topology(topology)
+    raise WormholeError("topology must be a Topology, a networkx graph or a file path",
+                        value=type(topology).__name__)
+
+
+def _as_config(config, overrides):
+    if config is None:
+        cfg = Config()
+    elif isinstance(config, Config):
+        cfg = config
+    elif isinstance(config, dict):
+        cfg = Config(**config)
+    elif isinstance(config, (str, os.PathLike)):
+        cfg = Config.from_file(config)
+    else:
+        raise WormholeError("config must be a Config, a dict or a file path", value=type(config).__name__)
+    return cfg.copy(**overrides)
+
+
+class Network:
+    """A simulated fabric that accepts flows and timed callbacks."""
+
+    def __init__(self, topology, config=None, *, backend="packet", **overrides):
+        if backend != "packet":
+            raise NotAvailableError("backend %r is not available yet (only 'packet')" % backend,
+                                    value=backend)
+        self.config = _as_config(config, overrides)
+        self.topology = _as_topology(topology)
+        self.fabric = Fabric(self.topology, self.config)
+        self._kernel = Kernel()
+        self._kernel.build(self.fabric.kernel_arrays(), self._kernel_params())
+        self._sport = {}
+        self._on_done = {}
+        self._user = {}
+        self._next_user = 0
+        self._cb_scan = 0
+        self._wall = 0.0
+        self._standalone = []
+        stop = self.config.simulator_stop_time
+        self._stop_ps = INT64_MAX if stop is None else ns3_fixed_point(stop, 10 ** 9) * NS
+
+    def _kernel_params(self):
+        c = self.config
+        intb = INT_BYTES[c.cc]
+        return {
+            "mtu": int(c.mtu),
+            "hdr_bytes": BASE_HEADER + intb,
+            "ack_bytes": max(60, 14 + 20 + 12 + intb),
+            "pfc_bytes": 14 + 20 + 9,
+            "int_mode": INT_MODE[c.cc],
+            "ack_qidx": 0 if c.ack_high_prio else 3,
+            "ack_high_prio": int(c.switch_ack_high_prio),
+            "ecn": int(c.ecn),
+            "pfc": int(c.pfc),
+            "rate_bound": int(c.rate_bound),
+            "back_to_zero": int(c.l2_back_to_zero),
+            "chunk": int(c.l2_chunk_size),
+            "ack_interval": int(c.l2_ack_interval),
+            "nack_interval": ns3_fixed_point(float(c.nack_interval), 1000) * NS,
+            "reserve": int(c.reserve),
+            "resume_offset": int(c.resume_offset),
+            "quantum": int(c.time_quantum_ps),
+            "max_packets": int(c.max_packets),
+            "rto": int(round(float(c.rto) * 1e6)),
+            "seed": int(c.seed),
+        }
+
+    # -- the API ------------------------------------------------------------
+    @property
+    def now(self):
+        """Simulated time in ps."""
+        return self._kernel.now
+
+    def send(self, src, dst, nbytes, at=None, on_done=None, pg=3, dport=100):
+        """Start a flow of ``nbytes`` from host ``src`` to host ``dst`` at time
+        ``at`` (ps, default now).  ``on_done(FlowResult)`` is called at the
+        simulated time its last byte is acknowledged.  Returns the flow id."""
+        t = self.topology
+        s, d = t.node(src), t.node(dst)
+        for x in (s, d):
+            if t.is_switch[x]:
+                raise FlowFileError("flow endpoint is a switch, not a host", value=x)
+        if s == d:
+            raise FlowFileError("flow from a host to itself", value=s)
+        if isinstance(nbytes, bool) or not isinstance(nbytes, (int, np.integer)) or nbytes <= 0:
+            raise FlowFileError("flow size must be a positive integer of bytes", value=nbytes)
+        if not (1 <= int(pg) <= 7):
+            raise FlowFileError("priority group must be in 1..7", value=pg)
+        start = self.now if at is None else int(at)
+        if start < self.now:
+            raise FlowFileError("flow start is in the past (now = %d ps)" % self.now, value=at)
+        key = (s, d)
+        sport = self._sport.get(key, 10000)
+        if sport > 65535:
+            raise FlowFileError("more than 55536 flows between one host pair", value=key)
+        self._sport[key] = sport + 1
+        f = self.fabric
+        hs, hd = int(f.host_idx[s]), int(f.host_idx[d])
+        if f.pair_hops[hs, hd] < 0:
+            raise RoutingError("no route from host %d to host %d" % (s, d), value=(s, d))
+        c = self.config
+        if c.has_win:
+            win = f.max_bdp if c.global_t else int(f.pair_bdp[hs, hd])
+        else:
+            win = 0
+        rtt_ns = f.max_rtt_ns if c.global_t else int(f.pair_rtt_ns[hs, hd])
+        try:
+            fid = self._kernel.add_flow(s, d, int(nbytes), start, sport, int(dport), int(pg), int(win),
+                                        rtt_ns * NS, bool(c.var_win), on_done is not None)
+        except ValueError as e:
+            raise RoutingError(str(e), value=(s, d))
+        npk = (int(nbytes) - 1) // int(c.mtu) + 1
+        total = int(nbytes) + npk * BASE_HEADER
+        self._standalone.append((int(f.pair_rtt_ns[hs, hd]) + total * 8000000000 // int(f.pair_bw[hs, hd])) * NS)
+        if on_done is not None:
+            self._on_done[fid] = on_done
+        return fid
+
+    def schedule(self, delay, callback):
+        """Call ``callback()`` after ``delay`` ps of simulated time."""
+        if isinstance(delay, bool) or not isinstance(delay, (int, np.integer)) or delay < 0:
+            raise WormholeError("delay must be a non-negative integer of ps", value=delay)
+        uid = self._next_user
+        self._next_user += 1
+        self._user[uid] = callback
+        self._kernel.schedule_user(self.now + int(delay), uid)
+        return uid
+
+    def run(self, until=None, progress=False):
+        """Advance the simulation until ``until`` ps (absolute), the configured
+        stop time, or until nothing is left to do."""
+        limit = self._stop_ps if until is None else min(int(until), self._stop_ps)
+        bar = None
+        if progress:
+            from tqdm import tqdm
+            bar = tqdm(total=self._kernel.n_flows, delay=2.0, file=sys.stderr, unit="flow",
+                       desc="simulating", leave=False)
+        t0 = time.perf_counter()
+        try:
+            self._loop(limit, bar)
+        finally:
+            self._wall += time.perf_counter() - t0
+            if bar is not None:
+                bar.close()
+        if until is not None and self._kernel.now < limit:
+            self._kernel.set_now(limit)
+        elif until is None and self._stop_ps < INT64_MAX and self._kernel.pending_events > 0:
+            self._kernel.set_now(self._stop_ps)
+
+    def _loop(self, limit, bar):
+        k = self._kernel
+        step = 50 * 1000 * 1000 if bar is not None else None    # 50 us slices for the bar
+        while True:
+            if step is not None:
+                nxt = k.next_event_time()
+                target = limit if nxt < 0 else min(limit, max(nxt, k.now) + step)
+                code, uid = k.run(target)
+                bar.total = k.n_flows
+                if k.n_done > bar.n:
+                    bar.update(k.n_done - bar.n)
+                if code == _RUN_IDLE and target < limit and k.pending_events > 0:
+                    continue
+            else:
+                code, uid = k.run(limit)
+            if code == _RUN_CALLBACKS:
+                self._dispatch_done()
+            elif code == _RUN_USER:
+                self._user.pop(uid)()
+            elif code == _RUN_LIMIT:
+                raise ResourceLimitError(
+                    "packet limit reached (max_packets=%d) or out of memory at t=%d ps"
+                    % (self.config.max_packets, k.now), value=self.config.max_packets)
+            else:
+                return
+
+    def _dispatch_done(self):
+        ids = self._kernel.take_callbacks(self._cb_scan)
+        self._cb_scan = self._kernel.n_done
+        if not ids:
+            return
+        table = self._kernel.flow_table()
+        for fid in ids:
+            cb = self._on_done.pop(fid, None)
+            if cb is not None:
+                cb(self._result(table, fid))
+
+    def _result(self, table, fid):
+        row = table[fid]
+        fin = int(row[4])
+        return FlowResult(fid, int(row[0]), int(row[1]), int(row[5]), int(row[6]), int(row[2]),
+                          int(row[3]), fin, fin - int(row[3]) if fin >= 0 else -1, self._standalone[fid])
+
+    def flow(self, fid):
+        """FlowResult of one flow (fct = -1 while it runs)."""
+        return self._result(self._kernel.flow_table(), fid)
+
+    @property
+    def results(self):
+        """One row per flow (index = flow id); times in ps, -1 if unfinished."""
+        tab = self._kernel.flow_table()
+        n = len(tab)
+        out = np.zeros(n, dtype=RESULT_DTYPE)
+        out["id"] = np.arange(n)
+        out["src"] = tab[:, 0]
+        out["dst"] = tab[:, 1]
+        out["sport"] = tab[:, 5]
+        out["dport"] = tab[:, 6]
+        out["size"] = tab[:, 2]
+        out["start"] = tab[:, 3]
+        out["finish"] = tab[:, 4]
+        out["fct"] = np.where(tab[:, 4] >= 0, tab[:, 4] - tab[:, 3], -1)
+        out["standalone_fct"] = np.array(self._standalone, dtype=np.int64) if n else []
+        return out
+
+    def completion_order(self):
+        return self._kernel.done_order()
+
+    def delivered(self):
+        """Per flow: (in-order bytes delivered, payload bytes received incl. duplicates,
+        bytes retransmitted)."""
+        tab = self._kernel.flow_table()
+        return tab[:, 7].copy(), tab[:, 8].copy(), tab[:, 9].copy()
+
+    def flow_path(self, fid, reverse=False):
+        """Egress ports of a flow's data path (or of its ACKs)."""
+        return self._kernel.flow_path(fid, reverse)
+
+    def port_state(self, port):
+        return self._kernel.port_state(port)
+
+    def pfc_records(self):
+        """PFC frames received: columns time_ps, node, is_switch, ifindex, pause."""
+        return self._kernel.pfc_records()
+
+    @property
+    def stats(self):
+        st = self._kernel.stats()
+        st["wall_seconds"] = self._wall
+        st["events_per_second"] = st["events"] / self._wall if self._wall > 0 else 0.0
+        st["sim_time_ps"] = self._kernel.now
+        st["flows"] = self._kernel.n_flows
+        st["flows_completed"] = self._kernel.n_done
+        return st
+
+    # -- reference outputs ---------------------------------------------------
+    def fct_lines(self):
+        """fct.txt lines in completion order: sip dip sport dport size start_ns fct_ns standalone_ns."""
+        tab = self._kernel.flow_table()
+        ips = self.fabric.node_ip
+        lines = []
+        for fid in self._kernel.done_order():
+            r = tab[fid]
+            lines.append("%08x %08x %d %d %d %d %d %d\n" % (
+                ips[r[0]], ips[r[1]], r[5], r[6], r[2], r[3] // NS, (r[4] - r[3]) // NS,
+                self._standalone[fid] // NS))
+        return lines
+
+    def pfc_lines(self):
+        return ["%d %d %d %d %d\n" % (r[0] // NS, r[1], r[2], r[3], r[4]) for r in self.pfc_records()]
