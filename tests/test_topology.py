@@ -105,3 +105,14 @@ def test_paths_use_ecmp_and_are_deterministic():
         for a, b in zip(p, p[1:]):
             assert f.port_node[b] == f.port_node[f.port_peer[a]]
         assert f.port_node[f.port_peer[p[-1]]] == 15
+
+
+def test_reference_route_order_lists_switches_by_decreasing_id():
+    t = wh.fat_tree(4)
+    nh = len(t.hosts)
+    edge0, agg0, agg1 = t.node("edge0"), t.node("agg0"), t.node("agg1")
+    for order, first in (("reference", agg1), ("id", agg0)):
+        fab = Fabric(t, wh.Config(route_order=order))
+        r = edge0 * nh + 15
+        hops = [fab.port_node[fab.port_peer[p]] for p in fab.rt_ports[fab.rt_start[r]:fab.rt_start[r] + 2]]
+        assert hops[0] == first and sorted(hops) == [agg0, agg1]

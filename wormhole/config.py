@@ -66,6 +66,13 @@ def _str(v):
     return str(v)
 
 
+def _route_order(v):
+    s = str(v).strip().lower()
+    if s not in ("reference", "id"):
+        raise ValueError("route_order must be 'reference' or 'id'")
+    return s
+
+
 @dataclass(frozen=True)
 class Param:
     name: str
@@ -113,6 +120,10 @@ PARAMS = (
        "L2_ACK_INTERVAL", 1, 1 << 40),
     _p("l2_back_to_zero", "bool", False, "go-back-N restarts at the chunk boundary", _bool, "L2_BACK_TO_ZERO"),
     _p("nack_interval", "us", 500.0, "minimum gap between NACKs for the same hole", _float, None, 0, 1e9),
+    _p("route_order", "name", "reference", "order in which the routing BFS visits a node's neighbours, "
+       "which fixes the order of ECMP next hops: 'reference' (hosts by id, then switches by decreasing "
+       "id: the memory order of the reference's node objects, checked flow by flow against its runs) "
+       "or 'id' (increasing node id)", _route_order),
     _p("rto", "us", 0.0, "retransmission timeout: go back to the first unacknowledged byte after this "
        "long without progress (0 = none, as the reference, where a lost tail packet stalls its flow)",
        _float, None, 0, 1e9),

@@ -72,7 +72,13 @@ class Fabric:
         n = t.n_nodes
         nh = len(self.hosts)
         mtu = int(self.config.mtu)
-        nbrs = [sorted(self.nbr_port[u].keys()) for u in range(n)]
+        if self.config.route_order == "reference":
+            # the reference walks neighbours in the memory order of its node objects:
+            # hosts in creation (id) order, then switches, each mmap'd below the previous
+            order = lambda v: (t.is_switch[v], -v if t.is_switch[v] else v)   # noqa: E731
+        else:
+            order = lambda v: v   # noqa: E731
+        nbrs = [sorted(self.nbr_port[u].keys(), key=order) for u in range(n)]
         is_sw = t.is_switch
         rt_lists = [[None] * nh for _ in range(n)]
         self.pair_delay_ns = np.zeros((nh, nh), np.int64)   # [src_h, dst_h]
