@@ -92,8 +92,7 @@ def _p(name, unit, default, doc, parse, ref_key=None, lo=None, hi=None):
 # The registry.  Order is the order of the generated docs.
 PARAMS = (
     _p("cc", "name", "none", "congestion control: none (fixed rate: line rate, window = BDP), "
-       "dcqcn, hpcc, timely, dctcp. Only 'none' runs its own control loop yet; the others set "
-       "header sizes and run at fixed rate until the congestion-control issue lands.", _cc, "CC_MODE"),
+       "dcqcn, hpcc, timely, dctcp (reference CC_MODE 0, 1, 3, 7, 8)", _cc, "CC_MODE"),
     _p("mtu", "bytes", 1000, "payload bytes per data packet", _int, "PACKET_PAYLOAD_SIZE", 1, 9000),
     _p("ecn", "bool", True, "switches mark ECN (RED at dequeue)", _bool, "ENABLE_QCN"),
     _p("pfc", "bool", True, "PFC frames are sent and honoured; off = drops when the buffer is full",
@@ -158,6 +157,14 @@ PARAMS = (
     _p("int_multi", "int", 1, "HPCC INT field unit multiplier", _int, "INT_MULTI", 1, 1 << 16),
     _p("multi_rate", "bool", False, "HPCC per-hop rates", _bool, "MULTI_RATE"),
     _p("sample_feedback", "bool", False, "HPCC sampled feedback", _bool, "SAMPLE_FEEDBACK"),
+    _p("rate_on_first_cnp", "ratio", 1.0, "DCQCN: Rc multiplier at the first CNP", _float, None, 0.0, 1.0),
+    _p("timely_alpha", "ratio", 0.875, "TIMELY EWMA weight of the RTT difference", _float, None, 0.0, 1.0),
+    _p("timely_beta", "ratio", 0.8, "TIMELY multiplicative decrease factor", _float, None, 0.0, 1.0),
+    _p("timely_t_low", "us", 50.0, "TIMELY: increase below this RTT", _float, None, 0, 1e9),
+    _p("timely_t_high", "us", 500.0, "TIMELY: decrease above this RTT", _float, None, 0, 1e9),
+    _p("timely_min_rtt", "us", 20.0, "TIMELY: gradient normaliser", _float, None, 0.001, 1e9),
+    _p("sample_interval", "us", 0.0, "record every running flow's rate and every non-empty switch queue "
+       "this often (0 = off); see Network.samples() and `python -m wormhole plot`", _float, None, 0, 1e9),
     _p("pint_log_base", "ratio", 1.05, "HPCC-PINT log base", _float, "PINT_LOG_BASE", 1.0, 10.0),
     _p("pint_prob", "prob", 1.0, "HPCC-PINT sampling probability", _float, "PINT_PROB", 0.0, 1.0),
 )
@@ -253,6 +260,16 @@ class Config:
     def rate_map(self, name):
         v = self._v[name]
         return None if v is None else parse_rate_map(v, name)
+
+    @classmethod
+    def preset(cls, name, nic_gbps=100, **overrides):
+        """The reference run script's parameters for ``name`` (dcqcn, dcqcn_paper,
+        dcqcn_vwin, dcqcn_paper_vwin, hpcc, timely, timely_vwin, dctcp) at a NIC
+        rate of ``nic_gbps``, then ``overrides``."""
+        from .cc import preset
+        values = preset(name, nic_gbps)
+        values.update(overrides)
+        return cls(**values)
 
     @classmethod
     def from_file(cls, path):

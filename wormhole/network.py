@@ -19,6 +19,7 @@ import networkx as nx
 import numpy as np
 
 from ._core.kernel import Kernel
+from . import cc as ccmod
 from .config import Config
 from .errors import FlowFileError, NotAvailableError, ResourceLimitError, RoutingError, WormholeError
 from .fabric import Fabric
@@ -30,8 +31,6 @@ _RUN_IDLE, _RUN_CALLBACKS, _RUN_USER, _RUN_LIMIT = 0, 1, 2, 3
 
 # Header bytes of the reference's data packet without INT: PPP 14 + IPv4 20 + UDP 8 + SeqTs 6
 BASE_HEADER = 48
-INT_BYTES = {"none": 0, "dcqcn": 0, "dctcp": 0, "timely": 8, "hpcc": 42}
-INT_MODE = {"none": 0, "dcqcn": 0, "dctcp": 0, "timely": 1, "hpcc": 2}
 
 FlowResult = namedtuple("FlowResult", "id src dst sport dport size start finish fct standalone_fct")
 
@@ -91,13 +90,14 @@ class Network:
 
     def _kernel_params(self):
         c = self.config
-        intb = INT_BYTES[c.cc]
+        spec = ccmod.spec(c.cc)
+        intb = spec.int_bytes
         return {
             "mtu": int(c.mtu),
             "hdr_bytes": BASE_HEADER + intb,
             "ack_bytes": max(60, 14 + 20 + 12 + intb),
             "pfc_bytes": 14 + 20 + 9,
-            "int_mode": INT_MODE[c.cc],
+            "int_mode": spec.int_mode,
             "ack_qidx": 0 if c.ack_high_prio else 3,
             "ack_high_prio": int(c.switch_ack_high_prio),
             "ecn": int(c.ecn),
@@ -113,6 +113,8 @@ class Network:
             "max_packets": int(c.max_packets),
             "rto": int(round(float(c.rto) * 1e6)),
             "seed": int(c.seed),
+            "cc": ccmod.kernel_params(c),
+            "sample_interval": int(round(float(c.sample_interval) * 1e6)),
         }
 
     # -- the API ------------------------------------------------------------
@@ -277,6 +279,23 @@ class Network:
 
     def port_state(self, port):
         return self._kernel.port_state(port)
+
+    def samples(self):
+        """Rate and queue samples (config ``sample_interval``): a structured array
+        with time (ps), kind ('rate' of a flow in bps, 'queue' of a port in bytes),
+        index (flow id or port) and value."""
+        raw = self._kernel.samples()
+        out = np.zeros(len(raw), dtype=[("time", np.int64), ("kind", "U5"), ("index", np.int64),
+                                        ("value", np.int64)])
+        out["time"] = raw[:, 0]
+        out["kind"] = np.where(raw[:, 1] == 0, "rate", "queue")
+        out["index"] = raw[:, 2]
+        out["value"] = raw[:, 3]
+        return out
+
+    def cc_state(self, fid):
+        """The flow's congestion-control state (rate, and the algorithm's variables)."""
+        return self._kernel.cc_state(fid)
 
     def pfc_records(self):
         """PFC frames received: columns time_ps, node, is_switch, ifindex, pause."""

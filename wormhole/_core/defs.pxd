@@ -26,7 +26,9 @@ cdef enum EventKind:
     EV_FLOW_START = 3   # a = flow index: its queue pair joins its NIC
     EV_USER = 4         # a = user callback id: hand control back to Python
     EV_RTO = 5          # a = flow, b = token: retransmission timer (off unless Params.rto > 0)
-    N_EVENT_KINDS = 6
+    EV_CC_TIMER = 6     # a = flow, b = token * 4 + CcTimer: congestion-control timer
+    EV_SAMPLE = 7       # periodic rate / queue sampler (off unless Sim.sample_interval > 0)
+    N_EVENT_KINDS = 8
 
 cdef enum PktKind:
     PK_DATA = 0
@@ -40,6 +42,11 @@ cdef enum CcKind:
     CC_HPCC = 2
     CC_TIMELY = 3
     CC_DCTCP = 4
+
+cdef enum CcTimer:
+    TM_ALPHA = 0        # DCQCN alpha update (every alpha_interval)
+    TM_DECREASE = 1     # DCQCN rate-decrease check (every decrease_interval)
+    TM_INCREASE = 2     # DCQCN rate-increase timer (every rp_timer, armed after the first cut)
 
 cdef enum IntMode:
     INT_NONE = 0        # no INT header (DCQCN, DCTCP, fixed rate)
@@ -60,9 +67,12 @@ ctypedef struct Event:
     int64_t b           # second argument (packet index, token)
 
 ctypedef struct IntHop:
-    int64_t ts_ns       # switch clock at egress dequeue, ns
-    int64_t tx_bytes    # port's cumulative transmitted bytes before this packet
-    int64_t qlen        # port's queued bytes (all queues) after the dequeue
+    # One INT hop record as carried on the wire by the reference (packed fields
+    # that wrap): the consumer takes differences modulo the field width.
+    uint32_t time       # switch clock at egress dequeue in ns, modulo 2^24
+    uint32_t bytes      # port's transmitted bytes before this packet / (128 * int_multi), modulo 2^20
+    uint32_t qlen       # port's queued bytes after the dequeue / (80 * int_multi), modulo 2^17
+    uint32_t _pad
     int64_t rate_bps    # port line rate
 
 ctypedef struct Packet:
@@ -160,6 +170,69 @@ ctypedef struct Flow:
     uint8_t var_win     # window scales with rate / max_rate
     uint8_t cc          # CcKind
 
+ctypedef struct CcParams:
+    int32_t kind        # CcKind of every flow of the simulation
+    int64_t min_rate    # lowest rate, bps
+    int64_t rai         # additive increase, bps
+    int64_t rhai        # hyper additive increase, bps
+    int64_t dctcp_rai   # DCTCP additive increase per RTT, bps
+    double g            # EWMA gain (DCQCN alpha, DCTCP alpha)
+    double rate_on_first_cnp  # DCQCN: Rc multiplier at the first CNP
+    uint8_t clamp_target   # DCQCN: Rt = Rc on every cut
+    uint8_t fast_react  # HPCC: react on every ACK without committing Rc
+    uint8_t multi_rate  # HPCC: per-hop Rc and stage, rate = min over hops
+    uint8_t sample_feedback  # HPCC: fast react ignores hops with an empty queue
+    int32_t fast_recovery_times  # DCQCN: stages of fast recovery
+    int32_t mi_thresh   # HPCC: additive stages before a multiplicative one
+    int32_t int_multi   # INT unit multiplier (bytes 128 x, qlen 80 x)
+    int64_t t_alpha     # DCQCN alpha update period, ps
+    int64_t t_decrease  # DCQCN rate-decrease check period, ps
+    int64_t t_increase  # DCQCN rate-increase timer, ps
+    double u_target     # HPCC eta
+    double tmly_alpha   # TIMELY EWMA weight of the RTT difference
+    double tmly_beta    # TIMELY multiplicative decrease factor
+    int64_t tmly_tlow   # TIMELY: increase below this RTT, ns
+    int64_t tmly_thigh  # TIMELY: decrease above this RTT, ns
+    int64_t tmly_min_rtt   # TIMELY: gradient normaliser, ns
+    int64_t mtu         # payload bytes per packet (DCTCP batch size)
+
+ctypedef struct DcqcnState:
+    double alpha        # congestion estimate
+    int64_t target_rate # Rt, bps
+    int32_t rp_stage    # increase events since the last cut
+    uint8_t first_cnp   # no CNP seen yet
+    uint8_t alpha_cnp   # a CNP arrived since the last alpha update
+    uint8_t dec_cnp     # a CNP arrived since the last decrease check
+    uint8_t _pad
+    int64_t tok[3]      # token of the pending timer per CcTimer (stale events ignored)
+
+ctypedef struct HpccState:
+    int64_t last_update_seq  # snd_nxt at the last full update (once per RTT)
+    int64_t cur_rate    # Rc, committed by full updates only, bps
+    int32_t inc_stage   # additive stages since the last multiplicative one
+    int32_t _pad
+    double u            # EWMA of the normalised inflight U
+    IntHop hop[5]       # previous INT record per hop
+    double hop_u[5]     # per-hop U (MULTI_RATE)
+    int64_t hop_rc[5]   # per-hop Rc (MULTI_RATE), bps
+    int32_t hop_inc[5]  # per-hop stage (MULTI_RATE)
+
+ctypedef struct TimelyState:
+    int64_t last_update_seq  # snd_nxt at the last update (once per RTT)
+    int64_t cur_rate    # committed rate, bps
+    int32_t inc_stage   # consecutive increases (HAI after 5)
+    int32_t _pad
+    int64_t last_rtt    # RTT of the last update, ns
+    double rtt_diff     # EWMA of RTT differences, ns
+
+ctypedef struct DctcpState:
+    int64_t last_update_seq  # snd_nxt at the last alpha update (once per RTT)
+    int64_t high_seq    # CWR ends when an ACK passes this
+    int64_t ecn_cnt     # ECN-echo ACKs in the current batch
+    int64_t batch       # packets in the current batch
+    double alpha        # fraction of marked packets, EWMA
+    uint8_t ca_state    # 1 while in CWR
+
 ctypedef struct PfcRecord:
     int64_t t           # time, ps
     int32_t node        # node that received the frame
@@ -231,12 +304,23 @@ ctypedef struct Sim:
     int32_t* done       # completed flows in completion order
     int32_t n_done      # completed flows
     int32_t n_done_cb   # completions with callbacks not yet handed to Python
+    # congestion control: one state array per algorithm, indexed by flow
+    CcParams cc         # congestion-control parameters
+    DcqcnState* dcqcn   # per flow when cc.kind == CC_DCQCN
+    HpccState* hpcc     # per flow when cc.kind == CC_HPCC
+    TimelyState* timely # per flow when cc.kind == CC_TIMELY
+    DctcpState* dctcp   # per flow when cc.kind == CC_DCTCP
+    # sampler
+    int64_t sample_interval  # ps between rate / queue samples (0 = off)
+    int64_t* samples    # rows of (time ps, kind 0 flow / 1 port, index, value)
+    int64_t n_samples   # rows used
+    int64_t samples_cap # rows allocated
     # PFC log
     PfcRecord* pfc_log  # frames received
     int64_t pfc_n       # records
     int64_t pfc_cap     # capacity
     # statistics
-    int64_t events[6]   # events processed by kind
+    int64_t events[8]   # events processed by kind
     int64_t stale_events   # cancelled wake-ups popped and ignored
     int64_t data_pkts   # data packets sent by NICs
     int64_t ctrl_pkts   # ACK/NACK packets sent

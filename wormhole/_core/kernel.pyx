@@ -19,10 +19,14 @@ from wormhole._core.defs cimport *
 from wormhole._core.heap cimport heap_push, heap_pop
 from wormhole._core.mmu cimport (mmu_admit, mmu_add, mmu_remove, mmu_should_pause,
                                  mmu_should_resume, mmu_should_mark)
+from wormhole._core.cc cimport (dcqcn_init, dcqcn_cnp, dcqcn_alpha_update, dcqcn_decrease, dcqcn_increase,
+                                hpcc_init, hpcc_on_ack, timely_init, timely_on_ack, dctcp_init, dctcp_on_ack)
 
 cnp.import_array()
 
-EVENT_NAMES = ("tx_done", "arrive", "nic_wake", "flow_start", "user", "rto")
+EVENT_NAMES = ("tx_done", "arrive", "nic_wake", "flow_start", "user", "rto", "cc_timer", "sample")
+# congestion-control registry: name -> kernel enum
+CC_KINDS = {"none": CC_NONE, "dcqcn": CC_DCQCN, "hpcc": CC_HPCC, "timely": CC_TIMELY, "dctcp": CC_DCTCP}
 
 # ---------------------------------------------------------------- packet pool
 
@@ -305,9 +309,9 @@ cdef void switch_try_send(Sim* s, int32_t port) noexcept nogil:
     pkt = &s.pkts[pk]
     if pkt.kind == PK_DATA and s.p.int_mode == INT_HOPS:
         rec = &s.ints[<int64_t>pk * INT_MAX_HOP + (pkt.nhop % INT_MAX_HOP)]
-        rec.ts_ns = s.now // 1000
-        rec.tx_bytes = pt.tx_bytes
-        rec.qlen = pt.qbytes_total
+        rec.time = <uint32_t>((s.now // 1000) & 0xFFFFFF)
+        rec.bytes = <uint32_t>((pt.tx_bytes // (128 * s.cc.int_multi)) & 0xFFFFF)
+        rec.qlen = <uint32_t>((pt.qbytes_total // (80 * s.cc.int_multi)) & 0x1FFFF)
         rec.rate_bps = pt.rate_bps
         pkt.nhop += 1
     pt.tx_bytes += pkt.size
@@ -345,8 +349,78 @@ cdef void switch_receive(Sim* s, int32_t in_port, int32_t pk) noexcept nogil:
     switch_try_send(s, out)
 
 
+cdef inline void cc_timer(Sim* s, int32_t fi, int kind, int64_t delay) noexcept nogil:
+    """(Re)arm one of a flow's DCQCN timers; a pending one becomes stale."""
+    cdef DcqcnState* st = &s.dcqcn[fi]
+    st.tok[kind] += 1
+    if heap_push(s, s.now + delay, EV_CC_TIMER, fi, st.tok[kind] * 4 + kind) != 0:
+        s.fail = 1
+
+
+cdef void cc_timer_fire(Sim* s, int32_t fi, int64_t b) noexcept nogil:
+    cdef int kind = <int>(b & 3)
+    cdef DcqcnState* st = &s.dcqcn[fi]
+    cdef Flow* f = &s.flows[fi]
+    if (b >> 2) != st.tok[kind]:
+        s.stale_events += 1
+        return
+    if kind == TM_ALPHA:
+        dcqcn_alpha_update(st, &s.cc)
+        cc_timer(s, fi, TM_ALPHA, s.cc.t_alpha)
+    elif kind == TM_DECREASE:
+        cc_timer(s, fi, TM_DECREASE, s.cc.t_decrease)
+        if dcqcn_decrease(st, &s.cc, &f.rate):
+            cc_timer(s, fi, TM_INCREASE, s.cc.t_increase)
+    else:
+        cc_timer(s, fi, TM_INCREASE, s.cc.t_increase)
+        dcqcn_increase(st, &s.cc, &f.rate, f.max_rate)
+
+
+cdef void change_rate(Sim* s, int32_t fi, int64_t new_rate) noexcept nogil:
+    """The reference's ChangeRate: shift the pacing time of the next packet by
+    the change of the last packet's tx time, and pull the NIC's pending
+    wake-up earlier if needed."""
+    cdef Flow* f = &s.flows[fi]
+    cdef Port* pt = &s.ports[f.src_port]
+    cdef int64_t t
+    f.next_avail += (wh_tx_time_ps(f.last_pkt_size, new_rate, s.p.quantum)
+                     - wh_tx_time_ps(f.last_pkt_size, f.rate, s.p.quantum))
+    if pt.wake_t >= 0 and f.next_avail < pt.wake_t:
+        t = f.next_avail if f.next_avail > s.now else s.now
+        pt.wake_token += 1
+        pt.wake_t = t
+        if heap_push(s, t, EV_NIC_WAKE, f.src_port, pt.wake_token) != 0:
+            s.fail = 1
+    f.rate = new_rate
+
+
+cdef void cc_on_ack(Sim* s, int32_t fi, int32_t pk) noexcept nogil:
+    """The one dispatch point from an ACK/NACK to the flow's algorithm."""
+    cdef Packet* pkt = &s.pkts[pk]
+    cdef Flow* f = &s.flows[fi]
+    cdef int64_t nr
+    cdef int kind = s.cc.kind
+    if kind == CC_DCQCN:
+        if pkt.ecn and dcqcn_cnp(&s.dcqcn[fi], &s.cc, &f.rate) and f.finish < 0:
+            cc_timer(s, fi, TM_ALPHA, s.cc.t_alpha)
+            cc_timer(s, fi, TM_DECREASE, s.cc.t_decrease + 1000)
+    elif kind == CC_HPCC:
+        if hpcc_on_ack(&s.hpcc[fi], &s.cc, &s.ints[<int64_t>pk * INT_MAX_HOP], pkt.nhop, pkt.seq,
+                       f.snd_nxt, f.max_rate, f.base_rtt // 1000, f.win, &nr):
+            change_rate(s, fi, nr)
+    elif kind == CC_TIMELY:
+        timely_on_ack(&s.timely[fi], &s.cc, pkt.seq, f.snd_nxt, s.now // 1000 - pkt.ts // 1000,
+                      f.max_rate, &f.rate)
+    elif kind == CC_DCTCP:
+        dctcp_on_ack(&s.dctcp[fi], &s.cc, pkt.seq, pkt.ecn, f.snd_nxt, f.max_rate, &f.rate)
+
+
 cdef inline void flow_complete(Sim* s, int32_t fi) noexcept nogil:
     cdef Flow* f = &s.flows[fi]
+    cdef int k
+    if s.cc.kind == CC_DCQCN:
+        for k in range(3):
+            s.dcqcn[fi].tok[k] += 1       # cancel the flow's timers
     f.finish = s.now
     s.done[s.n_done] = fi
     s.n_done += 1
@@ -355,13 +429,14 @@ cdef inline void flow_complete(Sim* s, int32_t fi) noexcept nogil:
 
 
 cdef void host_receive_ack(Sim* s, int32_t pk) noexcept nogil:
+    """Sender: cumulative ACK, completion, go-back-N on NACK, then the
+    congestion-control reaction (in the reference's order)."""
     cdef Packet* pkt = &s.pkts[pk]
     cdef int32_t fi = pkt.flow
     cdef Flow* f = &s.flows[fi]
     cdef int64_t seq = pkt.seq
-    cdef uint8_t kind = pkt.kind
-    pkt_free(s, pk)
     if f.finish >= 0:
+        pkt_free(s, pk)
         return      # the reference deletes a finished QP and ignores late ACKs
     if s.p.back_to_zero and s.p.chunk > 0:
         seq = seq // s.p.chunk * s.p.chunk
@@ -369,8 +444,11 @@ cdef void host_receive_ack(Sim* s, int32_t pk) noexcept nogil:
         f.snd_una = seq
     if f.snd_una >= f.size:
         flow_complete(s, fi)
-    if kind == PK_NACK:
+    if pkt.kind == PK_NACK:
         f.snd_nxt = f.snd_una
+    if s.cc.kind != CC_NONE:
+        cc_on_ack(s, fi, pk)
+    pkt_free(s, pk)
     nic_try_send(s, f.src_port)
 
 
@@ -498,6 +576,40 @@ cdef void flow_start(Sim* s, int32_t fi) noexcept nogil:
     nic_try_send(s, f.src_port)
 
 
+cdef void sample(Sim* s) noexcept nogil:
+    """Record every running flow's rate and every non-empty switch queue."""
+    cdef int32_t i
+    cdef int64_t* row
+    cdef int64_t need = s.n_flows + s.n_ports
+    cdef int64_t* ns_
+    if s.n_samples + need > s.samples_cap:
+        ns_ = <int64_t*>realloc(s.samples, (s.samples_cap * 2 + need + 1024) * 4 * sizeof(int64_t))
+        if ns_ == NULL:
+            s.fail = 1
+            return
+        s.samples = ns_
+        s.samples_cap = s.samples_cap * 2 + need + 1024
+    for i in range(s.n_flows):
+        if s.flows[i].started and s.flows[i].finish < 0:
+            row = &s.samples[s.n_samples * 4]
+            row[0] = s.now
+            row[1] = 0
+            row[2] = i
+            row[3] = s.flows[i].rate
+            s.n_samples += 1
+    for i in range(s.n_ports):
+        if s.is_switch[s.ports[i].node] and s.ports[i].qbytes_total > 0:
+            row = &s.samples[s.n_samples * 4]
+            row[0] = s.now
+            row[1] = 1
+            row[2] = i
+            row[3] = s.ports[i].qbytes_total
+            s.n_samples += 1
+    if s.heap_n > 0:
+        if heap_push(s, s.now + s.sample_interval, EV_SAMPLE, 0, 0) != 0:
+            s.fail = 1
+
+
 cdef int run_loop(Sim* s, int64_t until, int32_t* user) noexcept nogil:
     cdef Event e
     while s.heap_n > 0:
@@ -523,6 +635,10 @@ cdef int run_loop(Sim* s, int64_t until, int32_t* user) noexcept nogil:
             flow_start(s, e.a)
         elif e.kind == EV_RTO:
             rto_fire(s, e.a, e.b)
+        elif e.kind == EV_CC_TIMER:
+            cc_timer_fire(s, e.a, e.b)
+        elif e.kind == EV_SAMPLE:
+            sample(s)
         else:
             s.events[<int>EV_USER] += 1
             user[0] = e.a
@@ -588,7 +704,8 @@ cdef class Kernel:
         free(s.node_ip); free(s.seed); free(s.ports); free(s.mmu); free(s.sw)
         free(s.rt_start); free(s.rt_cnt); free(s.rt_ports); free(s.host_nic)
         free(s.pkts); free(s.ints); free(s.flows); free(s.paths); free(s.done)
-        free(s.pfc_log)
+        free(s.pfc_log); free(s.dcqcn); free(s.hpcc); free(s.timely); free(s.dctcp)
+        free(s.samples)
         free(s)
 
     def build(self, dict fab, dict params):
@@ -677,6 +794,11 @@ cdef class Kernel:
         s.p.max_packets = params["max_packets"]
         s.p.rto = params["rto"]
         s.rng = <uint64_t>params["seed"] ^ 0x5eed5eed5eed5eedULL
+        _fill_cc_params(&s.cc, params["cc"], s.p.mtu)
+        s.sample_interval = params["sample_interval"]
+        if s.sample_interval > 0:
+            if heap_push(s, 0, EV_SAMPLE, 0, 0) != 0:
+                raise MemoryError()
 
     def add_flow(self, int src, int dst, int64_t size, int64_t start, int sport, int dport,
                  int pg, int64_t win, int64_t base_rtt, bint var_win, bint has_cb):
@@ -697,13 +819,7 @@ cdef class Kernel:
         if n < 0 or rn < 0:
             raise ValueError("no route between node %d and node %d" % (src, dst))
         if s.n_flows == s.flow_cap:
-            nf = <Flow*>realloc(s.flows, (s.flow_cap * 2 + 64) * sizeof(Flow))
-            nd = <int32_t*>realloc(s.done, (s.flow_cap * 2 + 64) * sizeof(int32_t))
-            if nf == NULL or nd == NULL:
-                raise MemoryError()
-            s.flows = nf
-            s.done = nd
-            s.flow_cap = s.flow_cap * 2 + 64
+            self._grow_flows(s.flow_cap * 2 + 64)
         if s.paths_n + n + rn > s.paths_cap:
             npth = <int32_t*>realloc(s.paths, (s.paths_cap * 2 + n + rn + 256) * sizeof(int32_t))
             if npth == NULL:
@@ -726,7 +842,6 @@ cdef class Kernel:
         f.base_rtt = base_rtt
         f.var_win = var_win
         f.has_cb = has_cb
-        f.cc = CC_NONE
         f.path_off = <int32_t>s.paths_n
         f.path_len = n
         memcpy(&s.paths[s.paths_n], buf, n * sizeof(int32_t))
@@ -739,11 +854,49 @@ cdef class Kernel:
         f.dst_port = rbuf[0]
         f.max_rate = s.ports[f.src_port].rate_bps
         f.rate = f.max_rate
+        f.cc = <uint8_t>s.cc.kind
+        if s.cc.kind == CC_DCQCN:
+            memset(&s.dcqcn[fi], 0, sizeof(DcqcnState))
+            dcqcn_init(&s.dcqcn[fi], f.max_rate)
+        elif s.cc.kind == CC_HPCC:
+            hpcc_init(&s.hpcc[fi], f.max_rate)
+        elif s.cc.kind == CC_TIMELY:
+            timely_init(&s.timely[fi], f.max_rate)
+        elif s.cc.kind == CC_DCTCP:
+            dctcp_init(&s.dctcp[fi])
         f.last_nack = 0
         f.milestone = 0
         if heap_push(s, start, EV_FLOW_START, fi, 0) != 0:
             raise MemoryError()
         return fi
+
+    cdef _grow_flows(self, int32_t cap):
+        cdef Sim* s = self.s
+        cdef Flow* nf = <Flow*>realloc(s.flows, cap * sizeof(Flow))
+        if nf == NULL:
+            raise MemoryError()
+        s.flows = nf
+        cdef int32_t* nd = <int32_t*>realloc(s.done, cap * sizeof(int32_t))
+        if nd == NULL:
+            raise MemoryError()
+        s.done = nd
+        if s.cc.kind == CC_DCQCN:
+            s.dcqcn = <DcqcnState*>realloc(s.dcqcn, cap * sizeof(DcqcnState))
+            if s.dcqcn == NULL:
+                raise MemoryError()
+        elif s.cc.kind == CC_HPCC:
+            s.hpcc = <HpccState*>realloc(s.hpcc, cap * sizeof(HpccState))
+            if s.hpcc == NULL:
+                raise MemoryError()
+        elif s.cc.kind == CC_TIMELY:
+            s.timely = <TimelyState*>realloc(s.timely, cap * sizeof(TimelyState))
+            if s.timely == NULL:
+                raise MemoryError()
+        elif s.cc.kind == CC_DCTCP:
+            s.dctcp = <DctcpState*>realloc(s.dctcp, cap * sizeof(DctcpState))
+            if s.dctcp == NULL:
+                raise MemoryError()
+        s.flow_cap = cap
 
     def schedule_user(self, int64_t t, int cb_id):
         if t < self.s.now:
@@ -811,7 +964,7 @@ cdef class Kernel:
         """Per-flow state as numpy arrays (one entry per flow, index = flow id)."""
         cdef Sim* s = self.s
         cdef int32_t n = s.n_flows, i
-        cdef cnp.ndarray[cnp.int64_t, ndim=2] a = np.empty((n, 12), dtype=np.int64)
+        cdef cnp.ndarray[cnp.int64_t, ndim=2] a = np.empty((n, 13), dtype=np.int64)
         cdef Flow* f
         for i in range(n):
             f = &s.flows[i]
@@ -827,6 +980,7 @@ cdef class Kernel:
             a[i, 9] = f.retx_bytes
             a[i, 10] = f.snd_una
             a[i, 11] = f.path_len
+            a[i, 12] = f.rate
         return a
 
     def flow_path(self, int32_t fi, bint reverse=False):
@@ -834,6 +988,36 @@ cdef class Kernel:
         cdef int32_t off = f.rpath_off if reverse else f.path_off
         cdef int32_t n = f.rpath_len if reverse else f.path_len
         return [self.s.paths[off + i] for i in range(n)]
+
+    def samples(self):
+        """Sampler rows: (time ps, kind 0 = flow rate bps / 1 = port queue bytes, index, value)."""
+        cdef Sim* s = self.s
+        cdef int64_t i, k
+        out = np.empty((s.n_samples, 4), dtype=np.int64)
+        for i in range(s.n_samples):
+            for k in range(4):
+                out[i, k] = s.samples[i * 4 + k]
+        return out
+
+    def cc_state(self, int32_t fi):
+        """The flow's congestion-control state as a dict (for tests and traces)."""
+        cdef Sim* s = self.s
+        cdef Flow* f = &s.flows[fi]
+        d = {"rate": f.rate, "max_rate": f.max_rate, "next_avail": f.next_avail}
+        if s.cc.kind == CC_DCQCN:
+            d.update(alpha=s.dcqcn[fi].alpha, target_rate=s.dcqcn[fi].target_rate,
+                     rp_stage=s.dcqcn[fi].rp_stage, first_cnp=s.dcqcn[fi].first_cnp)
+        elif s.cc.kind == CC_HPCC:
+            d.update(u=s.hpcc[fi].u, cur_rate=s.hpcc[fi].cur_rate, inc_stage=s.hpcc[fi].inc_stage,
+                     last_update_seq=s.hpcc[fi].last_update_seq,
+                     hops=[(s.hpcc[fi].hop[k].time, s.hpcc[fi].hop[k].bytes, s.hpcc[fi].hop[k].qlen,
+                            s.hpcc[fi].hop[k].rate_bps) for k in range(5)])
+        elif s.cc.kind == CC_TIMELY:
+            d.update(cur_rate=s.timely[fi].cur_rate, inc_stage=s.timely[fi].inc_stage,
+                     last_rtt=s.timely[fi].last_rtt, rtt_diff=s.timely[fi].rtt_diff)
+        elif s.cc.kind == CC_DCTCP:
+            d.update(alpha=s.dctcp[fi].alpha, ca_state=s.dctcp[fi].ca_state, batch=s.dctcp[fi].batch)
+        return d
 
     def pfc_records(self):
         cdef Sim* s = self.s
@@ -906,3 +1090,128 @@ def _py_ns3_seconds_to_ns(double v):
 def _py_ecmp_hash(uint32_t w0, uint32_t w1, uint32_t w2, uint32_t seed):
     """The reference switch's ECMP hash (MurmurHash3 x86_32 over 12 bytes)."""
     return wh_ecmp_hash3(w0, w1, w2, seed)
+
+
+# ------------------------------------------------------------------ CC rules for tests
+
+cdef void _fill_cc_params(CcParams* c, dict cc, int64_t mtu) except *:
+    c.kind = CC_KINDS[cc["name"]]
+    c.min_rate = cc["min_rate"]
+    c.rai = cc["rai"]
+    c.rhai = cc["rhai"]
+    c.dctcp_rai = cc["dctcp_rai"]
+    c.g = cc["g"]
+    c.rate_on_first_cnp = cc["rate_on_first_cnp"]
+    c.clamp_target = cc["clamp_target"]
+    c.fast_react = cc["fast_react"]
+    c.multi_rate = cc["multi_rate"]
+    c.sample_feedback = cc["sample_feedback"]
+    c.fast_recovery_times = cc["fast_recovery_times"]
+    c.mi_thresh = cc["mi_thresh"]
+    c.int_multi = cc["int_multi"]
+    c.t_alpha = cc["t_alpha"]
+    c.t_decrease = cc["t_decrease"]
+    c.t_increase = cc["t_increase"]
+    c.u_target = cc["u_target"]
+    c.tmly_alpha = cc["tmly_alpha"]
+    c.tmly_beta = cc["tmly_beta"]
+    c.tmly_tlow = cc["tmly_tlow"]
+    c.tmly_thigh = cc["tmly_thigh"]
+    c.tmly_min_rtt = cc["tmly_min_rtt"]
+    c.mtu = mtu
+
+
+def _py_dcqcn(str step, dict state, dict cc, int64_t rate, int64_t line_rate=0):
+    """Apply one DCQCN rule ('cnp', 'alpha', 'decrease', 'increase') to a state
+    dict; returns (state, rate, flag) where flag is 'first CNP' or 'cut'."""
+    cdef CcParams p
+    cdef DcqcnState st
+    cdef bint flag = False
+    _fill_cc_params(&p, cc, 1000)
+    memset(&st, 0, sizeof(DcqcnState))
+    dcqcn_init(&st, line_rate)
+    st.alpha = state.get("alpha", st.alpha)
+    st.target_rate = state.get("target_rate", st.target_rate)
+    st.rp_stage = state.get("rp_stage", st.rp_stage)
+    st.first_cnp = state.get("first_cnp", st.first_cnp)
+    st.alpha_cnp = state.get("alpha_cnp", st.alpha_cnp)
+    st.dec_cnp = state.get("dec_cnp", st.dec_cnp)
+    if step == "cnp":
+        flag = dcqcn_cnp(&st, &p, &rate)
+    elif step == "alpha":
+        dcqcn_alpha_update(&st, &p)
+    elif step == "decrease":
+        flag = dcqcn_decrease(&st, &p, &rate)
+    elif step == "increase":
+        dcqcn_increase(&st, &p, &rate, line_rate)
+    else:
+        raise ValueError(step)
+    return ({"alpha": st.alpha, "target_rate": st.target_rate, "rp_stage": st.rp_stage,
+             "first_cnp": st.first_cnp, "alpha_cnp": st.alpha_cnp, "dec_cnp": st.dec_cnp}, rate, flag)
+
+
+def _py_hpcc_on_ack(dict state, dict cc, list hops, int64_t ack_seq, int64_t snd_nxt, int64_t max_rate,
+                    int64_t base_rtt_ns, int64_t win):
+    """One HPCC ACK. hops: [(time_ns, tx_bytes, qlen_bytes, rate_bps)] as a switch
+    measured them (packed here as on the wire). Returns (state, changed, new_rate)."""
+    cdef CcParams p
+    cdef HpccState st
+    cdef IntHop ih[5]
+    cdef int i, n = len(hops)
+    cdef int64_t nr = 0
+    cdef bint changed
+    _fill_cc_params(&p, cc, 1000)
+    hpcc_init(&st, max_rate)
+    st.last_update_seq = state.get("last_update_seq", 0)
+    st.cur_rate = state.get("cur_rate", max_rate)
+    st.inc_stage = state.get("inc_stage", 0)
+    st.u = state.get("u", 1.0)
+    for i, h in enumerate(state.get("hops", [])):
+        st.hop[i].time = <uint32_t>((h[0]) & 0xFFFFFF)
+        st.hop[i].bytes = <uint32_t>((h[1] // (128 * p.int_multi)) & 0xFFFFF)
+        st.hop[i].qlen = <uint32_t>((h[2] // (80 * p.int_multi)) & 0x1FFFF)
+        st.hop[i].rate_bps = h[3]
+    for i in range(n):
+        ih[i].time = <uint32_t>(hops[i][0] & 0xFFFFFF)
+        ih[i].bytes = <uint32_t>((hops[i][1] // (128 * p.int_multi)) & 0xFFFFF)
+        ih[i].qlen = <uint32_t>((hops[i][2] // (80 * p.int_multi)) & 0x1FFFF)
+        ih[i].rate_bps = hops[i][3]
+    changed = hpcc_on_ack(&st, &p, ih, n, ack_seq, snd_nxt, max_rate, base_rtt_ns, win, &nr)
+    return ({"last_update_seq": st.last_update_seq, "cur_rate": st.cur_rate, "inc_stage": st.inc_stage,
+             "u": st.u, "hops": [(st.hop[i].time, st.hop[i].bytes * 128 * p.int_multi,
+                                  st.hop[i].qlen * 80 * p.int_multi, st.hop[i].rate_bps) for i in range(n)]},
+            changed, nr)
+
+
+def _py_timely_on_ack(dict state, dict cc, int64_t ack_seq, int64_t snd_nxt, int64_t rtt_ns, int64_t max_rate,
+                      int64_t rate):
+    cdef CcParams p
+    cdef TimelyState st
+    cdef bint changed
+    _fill_cc_params(&p, cc, 1000)
+    timely_init(&st, max_rate)
+    st.last_update_seq = state.get("last_update_seq", 0)
+    st.cur_rate = state.get("cur_rate", max_rate)
+    st.inc_stage = state.get("inc_stage", 0)
+    st.last_rtt = state.get("last_rtt", 0)
+    st.rtt_diff = state.get("rtt_diff", 0.0)
+    changed = timely_on_ack(&st, &p, ack_seq, snd_nxt, rtt_ns, max_rate, &rate)
+    return ({"last_update_seq": st.last_update_seq, "cur_rate": st.cur_rate, "inc_stage": st.inc_stage,
+             "last_rtt": st.last_rtt, "rtt_diff": st.rtt_diff}, changed, rate)
+
+
+def _py_dctcp_on_ack(dict state, dict cc, int64_t ack_seq, bint ecn, int64_t snd_nxt, int64_t max_rate,
+                     int64_t rate, int64_t mtu=1000):
+    cdef CcParams p
+    cdef DctcpState st
+    _fill_cc_params(&p, cc, mtu)
+    dctcp_init(&st)
+    st.last_update_seq = state.get("last_update_seq", 0)
+    st.high_seq = state.get("high_seq", 0)
+    st.ecn_cnt = state.get("ecn_cnt", 0)
+    st.batch = state.get("batch", 0)
+    st.alpha = state.get("alpha", 1.0)
+    st.ca_state = state.get("ca_state", 0)
+    dctcp_on_ack(&st, &p, ack_seq, ecn, snd_nxt, max_rate, &rate)
+    return ({"last_update_seq": st.last_update_seq, "high_seq": st.high_seq, "ecn_cnt": st.ecn_cnt,
+             "batch": st.batch, "alpha": st.alpha, "ca_state": st.ca_state}, rate)

@@ -1,0 +1,119 @@
+"""Congestion-control registry and the per-algorithm presets of the reference's
+run script (``simulation/run.py``), selectable by name."""
+from dataclasses import dataclass
+
+from .errors import ConfigError
+from .units import NS, ns3_fixed_point
+
+
+@dataclass(frozen=True)
+class CcSpec:
+    name: str
+    int_bytes: int      # INT header bytes in every data packet and echoed in the ACK
+    int_mode: int       # kernel IntMode: 0 none, 1 timestamp, 2 hop records
+    ref_code: int       # the reference's CC_MODE
+    doc: str
+
+
+REGISTRY = {
+    "none": CcSpec("none", 0, 0, 0, "fixed rate: line rate, window = BDP (no reaction)"),
+    "dcqcn": CcSpec("dcqcn", 0, 0, 1, "DCQCN, Mellanox flavour: ECN-echo ACKs as CNPs, alpha/decrease/"
+                    "increase timers"),
+    "hpcc": CcSpec("hpcc", 42, 2, 3, "HPCC: INT hop records, window and rate from the normalised inflight"),
+    "timely": CcSpec("timely", 8, 1, 7, "TIMELY: RTT gradient, HAI after 5 increases"),
+    "dctcp": CcSpec("dctcp", 0, 0, 8, "DCTCP, rate-based: alpha per window, one cut per window of ECN"),
+}
+
+
+def spec(name):
+    try:
+        return REGISTRY[name]
+    except KeyError:
+        raise ConfigError("unknown congestion control %r (one of %s)" % (name, ", ".join(REGISTRY)), value=name)
+
+
+def _us_to_ps(v):
+    """MicroSeconds(double) of the reference, in ps."""
+    return ns3_fixed_point(float(v), 1000) * NS
+
+
+def kernel_params(c):
+    """The kernel's CcParams from a Config."""
+    return {
+        "name": c.cc,
+        "min_rate": int(c.min_rate),
+        "rai": int(c.rate_ai),
+        "rhai": int(c.rate_hai),
+        "dctcp_rai": int(c.dctcp_rate_ai),
+        "g": float(c.ewma_gain),
+        "rate_on_first_cnp": float(c.rate_on_first_cnp),
+        "clamp_target": int(c.clamp_target_rate),
+        "fast_react": int(c.fast_react),
+        "multi_rate": int(c.multi_rate),
+        "sample_feedback": int(c.sample_feedback),
+        "fast_recovery_times": int(c.fast_recovery_times),
+        "mi_thresh": int(c.mi_thresh),
+        "int_multi": int(c.int_multi),
+        "t_alpha": _us_to_ps(c.alpha_resume_interval),
+        "t_decrease": _us_to_ps(c.rate_decrease_interval),
+        "t_increase": _us_to_ps(c.rp_timer),
+        "u_target": float(c.u_target),
+        "tmly_alpha": float(c.timely_alpha),
+        "tmly_beta": float(c.timely_beta),
+        "tmly_tlow": ns3_fixed_point(float(c.timely_t_low), 1000),
+        "tmly_thigh": ns3_fixed_point(float(c.timely_t_high), 1000),
+        "tmly_min_rtt": ns3_fixed_point(float(c.timely_min_rtt), 1000),
+    }
+
+
+def _common(bw):
+    return {
+        "ecn": True, "mtu": 1000, "clamp_target_rate": False, "fast_recovery_times": 1, "min_rate": "1000Mb/s",
+        "error_rate_per_link": 0.0, "l2_chunk_size": 4000, "l2_ack_interval": 1, "l2_back_to_zero": False,
+        "global_t": True, "multi_rate": False, "sample_feedback": False, "rate_bound": True,
+        "buffer_size": 16 * bw / 50,
+        "kmax_map": "2 %d %d %d %d" % (bw * 10**9, 400 * bw // 25, bw * 4 * 10**9, 400 * bw * 4 // 25),
+        "kmin_map": "2 %d %d %d %d" % (bw * 10**9, 100 * bw // 25, bw * 4 * 10**9, 100 * bw * 4 // 25),
+        "pmax_map": "2 %d 0.2 %d 0.2" % (bw * 10**9, bw * 4 * 10**9),
+        "alpha_resume_interval": 1, "rate_decrease_interval": 4, "rp_timer": 300, "ewma_gain": 0.00390625,
+        "dctcp_rate_ai": "1000Mb/s", "u_target": 0.95, "mi_thresh": 0, "int_multi": 1,
+    }
+
+
+def preset(name, nic_gbps=100):
+    """Parameter values of the reference's run.py for ``name`` at a NIC rate of
+    ``nic_gbps`` (Gb/s): dcqcn, dcqcn_paper, dcqcn_vwin, dcqcn_paper_vwin, hpcc,
+    timely, timely_vwin, dctcp."""
+    bw = int(nic_gbps)
+    if bw <= 0:
+        raise ConfigError("NIC rate must be positive", value=nic_gbps)
+    v = _common(bw)
+    if name.startswith("dcqcn"):
+        v.update(cc="dcqcn", rate_ai="%gMb/s" % (5 * bw / 25), rate_hai="%gMb/s" % (50 * bw / 25),
+                 has_win=False, var_win=False, fast_react=False, ack_high_prio=True)
+        if "paper" in name:
+            v.update(alpha_resume_interval=50, rate_decrease_interval=50, rp_timer=55)
+        if name.endswith("vwin"):
+            v.update(has_win=True, var_win=True, ack_high_prio=False)
+        if name not in ("dcqcn", "dcqcn_paper", "dcqcn_vwin", "dcqcn_paper_vwin"):
+            raise ConfigError("unknown preset", value=name)
+    elif name in ("hpcc", "hp"):
+        v.update(cc="hpcc", rate_ai="%gMb/s" % (10 * bw / 25), rate_hai="%gMb/s" % (10 * bw / 25),
+                 has_win=True, var_win=True, fast_react=True, int_multi=max(1, bw // 25), ack_high_prio=False)
+    elif name == "dctcp":
+        v.update(cc="dctcp", rate_ai="10Mb/s", rate_hai="10Mb/s", dctcp_rate_ai="615Mb/s", ewma_gain=0.0625,
+                 has_win=True, var_win=True, fast_react=False, ack_high_prio=False,
+                 kmax_map="2 %d %d %d %d" % (bw * 10**9, 30 * bw // 10, bw * 4 * 10**9, 30 * bw * 4 // 10),
+                 kmin_map="2 %d %d %d %d" % (bw * 10**9, 30 * bw // 10, bw * 4 * 10**9, 30 * bw * 4 // 10),
+                 pmax_map="2 %d 1.0 %d 1.0" % (bw * 10**9, bw * 4 * 10**9))
+    elif name in ("timely", "timely_vwin"):
+        v.update(cc="timely", rate_ai="%gMb/s" % (10 * bw / 10), rate_hai="%gMb/s" % (50 * bw / 10),
+                 has_win=name.endswith("vwin"), var_win=name.endswith("vwin"), fast_react=False,
+                 ack_high_prio=True)
+    else:
+        raise ConfigError("unknown preset %r (dcqcn, dcqcn_paper, dcqcn_vwin, dcqcn_paper_vwin, hpcc, timely, "
+                          "timely_vwin, dctcp)" % name, value=name)
+    return v
+
+
+PRESETS = ("dcqcn", "dcqcn_paper", "dcqcn_vwin", "dcqcn_paper_vwin", "hpcc", "timely", "timely_vwin", "dctcp")
