@@ -6,7 +6,8 @@
         the headline training-iteration benchmark (needs the workload layer)
 
 Kernel speed: events processed, events per second and wall-clock of the
-packet kernel in fixed-rate mode on
+packet kernel, in fixed-rate mode and with each congestion control (the
+reference run script's preset at 100 Gb/s), on
 
   (a) a 16:1 incast of 10 MB flows through one switch (100 Gbps, 1 us links),
   (b) a k=8 fat-tree (128 hosts, 80 switches) running a random permutation of
@@ -28,16 +29,20 @@ import wormhole as wh
 WORKLOADS = ("gpt7b", "gpt13b", "gpt22b", "gpt175b", "moe")
 
 
-def incast():
-    net = wh.Network(wh.star(17), cc="none")
+def incast(cc="none"):
+    net = wh.Network(wh.star(17), _config(cc))
     for i in range(16):
         net.send(i, 16, 10_000_000)
     return net
 
 
-def fattree_permutation(seed=1):
+def _config(cc):
+    return wh.Config(cc="none") if cc == "none" else wh.Config.preset(cc)
+
+
+def fattree_permutation(cc="none", seed=1):
     topo = wh.fat_tree(8)
-    net = wh.Network(topo, cc="none")
+    net = wh.Network(topo, _config(cc))
     hosts = topo.hosts
     rnd = random.Random(seed)
     while True:
@@ -53,10 +58,10 @@ def fattree_permutation(seed=1):
 SCENARIOS = {"incast16_10MB": incast, "fattree8_permutation_1MB": fattree_permutation}
 
 
-def measure(name, build, repeat):
+def measure(name, build, repeat, cc="none"):
     walls = []
     for _ in range(repeat):
-        net = build()
+        net = build(cc)
         t0 = time.perf_counter()
         net.run()
         walls.append(time.perf_counter() - t0)
@@ -64,6 +69,7 @@ def measure(name, build, repeat):
     wall = statistics.median(walls)
     return {
         "scenario": name,
+        "cc": cc,
         "events": st["events"],
         "wall_seconds": round(wall, 4),
         "events_per_second": round(st["events"] / wall),
@@ -82,18 +88,22 @@ def kernel_main(argv=None):
     ap.add_argument("--repeat", type=int, default=3)
     ap.add_argument("--json", action="store_true", help="one JSON object per scenario")
     ap.add_argument("--only", choices=sorted(SCENARIOS))
+    ap.add_argument("--cc", default="all", help="none, dcqcn, hpcc, timely, dctcp or all (default)")
     args = ap.parse_args(argv)
+    ccs = ["none", "dcqcn", "hpcc", "timely", "dctcp"] if args.cc == "all" else [args.cc]
     for name, build in SCENARIOS.items():
         if args.only and name != args.only:
             continue
-        r = measure(name, build, max(1, args.repeat))
-        if args.json:
-            print(json.dumps(r, sort_keys=True))
-        else:
-            print("%-26s %11d events  %8.3f s  %6.2f M events/s  (%d flows, %.1f us simulated, median of %d)"
-                  % (name, r["events"], r["wall_seconds"], r["events_per_second"] / 1e6, r["flows"],
-                     r["sim_time_us"], r["repeat"]))
-        sys.stdout.flush()
+        for cc in ccs:
+            r = measure(name, build, max(1, args.repeat), cc)
+            if args.json:
+                print(json.dumps(r, sort_keys=True))
+            else:
+                print("%-26s %-6s %10d events %7.3f s %6.2f M events/s  (%d flows, %.1f us simulated, "
+                      "%d PFC pauses, median of %d)"
+                      % (name, cc, r["events"], r["wall_seconds"], r["events_per_second"] / 1e6, r["flows"],
+                         r["sim_time_us"], r["pfc_pauses"], r["repeat"]))
+            sys.stdout.flush()
 
 
 

@@ -37,33 +37,55 @@ def _build_parser():
     r.add_argument("--flows", help="flow.txt (reference format)")
     r.add_argument("--config", help="config.txt (reference keys)")
     r.add_argument("--out", required=True, help="output folder for fct.txt and pfc.txt")
-    r.add_argument("--cc", help="congestion control (overrides the config's CC_MODE)")
+    r.add_argument("--cc", help="congestion control: none, dcqcn, hpcc, timely, dctcp; without --config the "
+                   "reference run script's preset of that name at the NIC rate (presets: dcqcn_paper, "
+                   "dcqcn_vwin, timely_vwin, ... also accepted); with --config it replaces CC_MODE")
+    r.add_argument("--trace", metavar="DIR", help="write rates.csv and queues.csv (rate per flow, queue per "
+                   "switch port over time) to DIR")
+    r.add_argument("--sample-interval", type=float, default=None, metavar="US",
+                   help="sampling period of --trace in microseconds (default 1 us)")
     r.add_argument("--seed", type=int, help="random seed")
     r.add_argument("--set", action="append", default=[], metavar="NAME=VALUE", help="override a parameter")
     r.add_argument("--stats-json", help="write the run's statistics as one JSON object")
     r.add_argument("--quiet", action="store_true", help="no summary")
     sub.add_parser("params", help="print the parameter registry as a Markdown table")
+    pl = sub.add_parser("plot", help="draw rate-vs-time and queue-vs-time PNGs from a --trace folder")
+    pl.add_argument("--trace", required=True, metavar="DIR", help="folder with rates.csv and queues.csv")
+    pl.add_argument("--out", required=True, metavar="DIR", help="folder for rates.png and queues.png")
     return p
 
 
-def _load_config(args):
-    cfg = Config.from_file(args.config) if args.config else Config()
+def _load_config(args, nic_gbps_of):
+    """Config from --config, else the preset named by --cc (at the NIC rate of the
+    topology), else defaults; then --set, --cc, --seed overrides."""
+    from .cc import PRESETS
     over = {}
     for item in args.set:
         if "=" not in item:
             raise ConfigError("--set expects NAME=VALUE", value=item)
         k, v = item.split("=", 1)
         over[k.strip()] = v.strip()
-    if args.cc:
-        over["cc"] = args.cc
+    if args.config:
+        cfg = Config.from_file(args.config)
+        if args.cc:
+            over["cc"] = args.cc
+    elif args.cc and args.cc != "none":
+        name = {"hp": "hpcc"}.get(args.cc, args.cc)
+        if name not in PRESETS:
+            raise ConfigError("unknown congestion control or preset %r" % args.cc, value=args.cc)
+        cfg = Config.preset(name, nic_gbps_of())
+    else:
+        cfg = Config()
     if args.seed is not None:
         over["seed"] = args.seed
+    if args.trace:
+        over["sample_interval"] = args.sample_interval if args.sample_interval is not None else 1.0
     return cfg.copy(**over)
 
 
-def _inputs(args, cfg):
-    topo = args.topology or cfg.files.get("TOPOLOGY_FILE")
-    flows = args.flows or cfg.files.get("FLOW_FILE")
+def _inputs(args, cfg_files):
+    topo = args.topology or cfg_files.get("TOPOLOGY_FILE")
+    flows = args.flows or cfg_files.get("FLOW_FILE")
     if not topo:
         raise ConfigError("no topology: give --topology or a config with TOPOLOGY_FILE", args.config)
     if not flows:
@@ -116,13 +138,11 @@ def _summary(net, topo_path, flows_path):
 
 
 def cmd_run(args):
-    cfg = _load_config(args)
-    topo_path, flows_path = _inputs(args, cfg)
+    files = Config.from_file(args.config).files if args.config else {}
+    topo_path, flows_path = _inputs(args, files)
     topo = read_topology(topo_path)
+    cfg = _load_config(args, lambda: max(1, round(topo.nic_rate() / 1e9)))
     flows = read_flows(flows_path, topo)
-    if cfg.cc != "none":
-        sys.stderr.write("wormhole: note: congestion control %r is not built yet; running at fixed rate "
-                         "with its packet formats\n" % cfg.cc)
     net = Network(topo, cfg)
     for f in flows:
         net.send(f.src, f.dst, f.size, at=f.start_ps, pg=f.pg, dport=f.dport)
@@ -130,6 +150,9 @@ def cmd_run(args):
     st = net.stats
     files = {"fct.txt": "".join(net.fct_lines()), "pfc.txt": "".join(net.pfc_lines())}
     _write_atomic(args.out, files)
+    if args.trace:
+        from .trace import trace_files
+        _write_atomic(args.trace, trace_files(net))
     if args.stats_json:
         keep = {k: st[k] for k in ("events", "events_by_kind", "wall_seconds", "events_per_second",
                                    "data_packets", "ctrl_packets", "drops", "pfc_pauses", "pfc_resumes",
@@ -152,6 +175,11 @@ def main(argv=None):
             return cmd_run(args)
         if args.cmd == "params":
             sys.stdout.write(docs_markdown())
+            return 0
+        if args.cmd == "plot":
+            from .trace import plot_trace
+            for path in plot_trace(args.trace, args.out):
+                print("wrote %s" % path)
             return 0
         parser.print_help()
         return 2

@@ -106,6 +106,14 @@ class Topology:
             return self._by_name[str(ref)]
         raise TopologyError("unknown node", value=ref)
 
+    def nic_rate(self):
+        """Rate of the first host's first link (the reference's NIC rate)."""
+        h = self.hosts[0]
+        for l in self.links:
+            if h in (l.a, l.b):
+                return l.rate_bps
+        raise TopologyError("host has no link (dangling)", self.name, value=h)
+
     def to_networkx(self):
         g = nx.Graph()
         for i, s in enumerate(self.is_switch):
