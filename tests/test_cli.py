@@ -23,11 +23,11 @@ def run_cli(*args):
 def test_run_reference_config_writes_reference_columns(data_dir, tmp_path):
     out = tmp_path / "out"
     stats = tmp_path / "stats.json"
-    cfg = os.path.join(data_dir, "ring_intra_dcqcn", "config.txt")
+    cfg = os.path.join(data_dir, "hpcc-ns3-runs", "ring_intra_dcqcn", "config.txt")
     p = run_cli("run", "--config", cfg, "--cc", "none", "--out", str(out), "--stats-json", str(stats))
     assert p.returncode == 0, p.stderr
     ours = parse_fct(out / "fct.txt")
-    ref = parse_fct(os.path.join(data_dir, "ring_intra_dcqcn", "fct.txt"))
+    ref = parse_fct(os.path.join(data_dir, "hpcc-ns3-runs", "ring_intra_dcqcn", "fct.txt"))
     assert ours == ref
     assert (out / "pfc.txt").exists()
     st = json.loads(stats.read_text())
@@ -37,7 +37,7 @@ def test_run_reference_config_writes_reference_columns(data_dir, tmp_path):
 
 
 def test_run_with_explicit_files(data_dir, tmp_path):
-    d = os.path.join(data_dir, "incast2_hpcc")
+    d = os.path.join(data_dir, "hpcc-ns3-runs", "incast2_hpcc")
     p = run_cli("run", "--topology", os.path.join(d, "topology.txt"), "--flows", os.path.join(d, "flow.txt"),
                 "--out", str(tmp_path / "o"), "--quiet")
     assert p.returncode == 0, p.stderr
@@ -47,7 +47,7 @@ def test_run_with_explicit_files(data_dir, tmp_path):
 
 @pytest.mark.parametrize("mutate", ["bad_topology", "bad_flows", "bad_config", "no_out"])
 def test_bad_input_one_line_exit_2_nothing_written(data_dir, tmp_path, mutate):
-    d = os.path.join(data_dir, "incast2_hpcc")
+    d = os.path.join(data_dir, "hpcc-ns3-runs", "incast2_hpcc")
     topo, flows = os.path.join(d, "topology.txt"), os.path.join(d, "flow.txt")
     args = ["run", "--topology", topo, "--flows", flows, "--out", str(tmp_path / "o")]
     if mutate == "bad_topology":

@@ -34,14 +34,14 @@ def test_bad_flow_file(tmp_path, text, msg, line):
 
 
 def test_reads_reference_flow_file(data_dir):
-    d = os.path.join(data_dir, "ring_intra_dcqcn")
+    d = os.path.join(data_dir, "hpcc-ns3-runs", "ring_intra_dcqcn")
     topo = wh.read_topology(os.path.join(d, "topology.txt"))
     flows = wh.read_flows(os.path.join(d, "flow.txt"), topo)
     assert len(flows) == 16 and flows[0].size == 4_000_000 and flows[0].pg == 3 and flows[0].dport == 100
 
 
 def test_reads_reference_config(data_dir):
-    cfg = wh.Config.from_file(os.path.join(data_dir, "incast2_hpcc", "config.txt"))
+    cfg = wh.Config.from_file(os.path.join(data_dir, "hpcc-ns3-runs", "incast2_hpcc", "config.txt"))
     assert cfg.cc == "hpcc" and cfg.mtu == 1000 and cfg.buffer_size == 32
     assert cfg.rate_ai == 50_000_000 and cfg.int_multi == 4 and cfg.u_target == 0.95
     assert cfg.rate_map("kmin_map") == {100_000_000_000: 400.0, 400_000_000_000: 1600.0}

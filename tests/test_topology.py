@@ -15,7 +15,7 @@ def write(tmp_path, text, name="topo.txt"):
 
 
 def test_reads_reference_topology(data_dir):
-    t = wh.read_topology(os.path.join(data_dir, "ring_intra_dcqcn", "topology.txt"))
+    t = wh.read_topology(os.path.join(data_dir, "hpcc-ns3-runs", "ring_intra_dcqcn", "topology.txt"))
     assert t.n_nodes == 22 and len(t.switches) == 6 and len(t.links) == 24
     assert t.links[0].rate_bps == gbps(100) and t.links[0].delay_ps == 1000 * NS
 

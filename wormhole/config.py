@@ -66,6 +66,13 @@ def _str(v):
     return str(v)
 
 
+def _rng_name(v):
+    s = str(v).strip().lower()
+    if s not in ("splitmix", "ns3"):
+        raise ValueError("ecn_rng must be 'splitmix' or 'ns3'")
+    return s
+
+
 def _route_order(v):
     s = str(v).strip().lower()
     if s not in ("reference", "id"):
@@ -137,6 +144,13 @@ PARAMS = (
     _p("time_quantum_ps", "ps", 1000, "tx-time resolution: 1000 truncates to whole ns like the "
        "reference; 1 keeps picoseconds", _int, None, 1, 1000),
     _p("seed", "int", 1, "seed of the simulation's random generator (ECN, link errors)", _int, None, 0, 2 ** 63),
+    _p("ecn_rng", "name", "ns3", "random draws of probabilistic ECN marking: 'ns3' (the reference's "
+       "stream sequence: MRG32k3a streams of seed 1, run ns3_run, so that its runs are reproduced draw for "
+       "draw) or 'splitmix' (the simulation's own generator, seeded by `seed`)", _rng_name),
+    _p("ns3_run", "int", 1, "with ecn_rng=ns3: the reference's RngRun (another run number, another "
+       "realisation)", _int, None, 0, 2 ** 40),
+    _p("ns3_stream_base", "int", -1, "with ecn_rng=ns3: stream index of the first draw (-1: derived from "
+       "the topology as the reference's set-up consumes streams)", _int, None, -1, 2 ** 62),
     _p("max_packets", "packets", 0, "limit on packets alive at once (0 = unlimited); exceeding it "
        "raises ResourceLimitError", _int, None, 0, 2 ** 31 - 1),
     # --- congestion-control parameters (read now, used by the congestion-control issue)

@@ -115,7 +115,18 @@ class Network:
             "seed": int(c.seed),
             "cc": ccmod.kernel_params(c),
             "sample_interval": int(round(float(c.sample_interval) * 1e6)),
+            "ns3_rng": self._ns3_rng(),
         }
+
+    def _ns3_rng(self):
+        c = self.config
+        if c.ecn_rng != "ns3":
+            return None
+        from .ns3rng import stream_params, setup_streams
+        base = int(c.ns3_stream_base)
+        if base < 0:
+            base = setup_streams(self.topology)
+        return stream_params(base, run=int(c.ns3_run))
 
     # -- the API ------------------------------------------------------------
     @property

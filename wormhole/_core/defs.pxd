@@ -14,6 +14,16 @@ cdef extern from "wh_time.h":
     uint64_t wh_rng_next(uint64_t* state) nogil
     double wh_rng_uniform(uint64_t* state) nogil
 
+cdef extern from "wh_ns3rng.h":
+    ctypedef struct WhNs3Rng:
+        uint64_t base[6]
+        uint64_t j1[9]
+        uint64_t j2[9]
+        uint64_t r1[9]
+        uint64_t r2[9]
+        int64_t draws
+    double wh_ns3_draw(WhNs3Rng* g) nogil
+
 cdef enum:
     NQ = 8              # priority queues per port (as the reference: 8)
     INT_MAX_HOP = 5     # INT hop records carried by one packet
@@ -260,12 +270,14 @@ ctypedef struct Params:
     int64_t quantum     # tx-time quantum in ps (1000 = reference ns truncation)
     int64_t max_packets # live packet limit (0 = none)
     int64_t rto         # retransmission timeout, ps (0 = none, as the reference)
+    uint8_t ns3_rng     # 1: ECN draws (and PFC frames) consume the reference's random streams
 
 ctypedef struct Sim:
     int64_t now         # simulated clock, ps
     int32_t fail        # nonzero once an allocation failed or the packet limit was hit
     uint64_t seq        # next event insertion number
     uint64_t rng        # splitmix64 state
+    WhNs3Rng ns3rng     # the reference's stream sequence (used when Params.ns3_rng)
     Params p            # behaviour parameters
     # event heap
     Event* heap         # binary heap ordered by (t, seq)

@@ -261,6 +261,8 @@ cdef void send_pfc(Sim* s, int32_t port, int q, int pause) noexcept nogil:
     pkt.qidx = <uint8_t>q
     pkt.pfc_pause = <uint8_t>pause
     pkt.in_port = -1
+    if s.p.ns3_rng:
+        wh_ns3_draw(&s.ns3rng)      # the reference draws a random IP id for every PFC frame
     if pause:
         s.pfc_pauses += 1
     else:
@@ -793,6 +795,16 @@ cdef class Kernel:
         s.p.quantum = params["quantum"]
         s.p.max_packets = params["max_packets"]
         s.p.rto = params["rto"]
+        rng = params.get("ns3_rng")
+        s.p.ns3_rng = rng is not None
+        if rng is not None:
+            for i in range(6):
+                s.ns3rng.base[i] = rng["base"][i]
+            for i in range(9):
+                s.ns3rng.j1[i] = rng["j1"][i]
+                s.ns3rng.j2[i] = rng["j2"][i]
+                s.ns3rng.r1[i] = rng["r1"][i]
+                s.ns3rng.r2[i] = rng["r2"][i]
         s.rng = <uint64_t>params["seed"] ^ 0x5eed5eed5eed5eedULL
         _fill_cc_params(&s.cc, params["cc"], s.p.mtu)
         s.sample_interval = params["sample_interval"]
@@ -1069,6 +1081,7 @@ cdef class Kernel:
             "ecn_marks": s.ecn_marks,
             "nacks": s.nacks,
             "timeouts": s.timeouts,
+            "ns3_draws": s.ns3rng.draws,
             "max_queue_bytes": s.max_qbytes,
             "max_switch_buffer_bytes": s.max_buffer,
             "packets_live": s.pkts_live,

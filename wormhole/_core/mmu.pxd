@@ -9,7 +9,7 @@ use or the shared part reaches the threshold, a resume when headroom is empty
 and the shared part is zero or ``resume_offset`` below the threshold.
 """
 from libc.stdint cimport int64_t, int32_t
-from wormhole._core.defs cimport Sim, MmuPort, SwitchState, wh_rng_uniform
+from wormhole._core.defs cimport Sim, MmuPort, SwitchState, wh_rng_uniform, wh_ns3_draw
 
 
 cdef inline int64_t mmu_threshold(Sim* s, int32_t port, SwitchState* sw) noexcept nogil:
@@ -89,5 +89,7 @@ cdef inline bint mmu_should_mark(Sim* s, int32_t port, int q) noexcept nogil:
         return True
     if b > m.kmin:
         p = m.pmax * <double>(b - m.kmin) / <double>(m.kmax - m.kmin)
+        if s.p.ns3_rng:
+            return wh_ns3_draw(&s.ns3rng) < p
         return wh_rng_uniform(&s.rng) < p
     return False
