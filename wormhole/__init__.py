@@ -5,7 +5,7 @@ Public names: ``Network`` (the API), ``Config`` (the parameter registry),
 ``WormholeError`` family.
 """
 from . import builders, units
-from .builders import dumbbell, fat_tree, leaf_spine, star
+from .builders import dumbbell, fat_tree, leaf_spine, rail_optimized, star
 from .config import Config
 from .errors import (ConfigError, FlowFileError, NotAvailableError, ResourceLimitError, RoutingError,
                      TopologyError, WormholeError)
@@ -19,7 +19,7 @@ __version__ = "0.1.0"
 __all__ = [
     "Network", "Config", "Topology", "Fabric", "FlowResult", "FlowSpec",
     "read_topology", "write_topology", "read_flows",
-    "star", "dumbbell", "leaf_spine", "fat_tree", "builders", "units",
+    "star", "dumbbell", "leaf_spine", "fat_tree", "rail_optimized", "builders", "units",
     "WormholeError", "TopologyError", "FlowFileError", "ConfigError", "RoutingError",
     "ResourceLimitError", "NotAvailableError",
 ]

@@ -2,8 +2,8 @@
 
     python -m wormhole.bench kernel [--repeat 3] [--json]
         packet-kernel speed (events/s) on a 16:1 incast and a k=8 fat-tree permutation
-    python -m wormhole.bench gpt13b --gpus 128 ...
-        the headline training-iteration benchmark (needs the workload layer)
+    python -m wormhole.bench gpt13b --gpus 128 [--cc hpcc] [--mode full] [--tp 8 --pp 1] [--json]
+        the headline: one GPT-13B training iteration at packet level
 
 Kernel speed: events processed, events per second and wall-clock of the
 packet kernel, in fixed-rate mode and with each congestion control (the
@@ -107,18 +107,139 @@ def kernel_main(argv=None):
 
 
 
+def _workload_parser():
+    from .cc import PRESETS
+    ap = argparse.ArgumentParser(prog="python -m wormhole.bench MODEL",
+                                 description="Simulate training iterations of MODEL at packet level and report the "
+                                             "simulated iteration time and what it cost to simulate.")
+    ap.add_argument("model", help="a preset (%s) or 'simai' with --workload FILE" % ", ".join(WORKLOADS))
+    ap.add_argument("--gpus", type=int, default=128)
+    ap.add_argument("--cc", default="hpcc", help="congestion control preset (%s)" % ", ".join(PRESETS))
+    ap.add_argument("--mode", default="full", choices=("full", "accelerated"))
+    ap.add_argument("--tp", type=int)
+    ap.add_argument("--pp", type=int)
+    ap.add_argument("--dp", type=int)
+    ap.add_argument("--ep", type=int)
+    ap.add_argument("--micro-batches", type=int)
+    ap.add_argument("--iterations", type=int, default=1)
+    ap.add_argument("--layers", type=int, help="override the model's layer count (quick runs)")
+    ap.add_argument("--gpu", choices=("a100", "h100"))
+    ap.add_argument("--topology", help="topology file (default: the rail-optimized fabric for --gpus)")
+    ap.add_argument("--rate", type=float, default=100.0, help="link rate of the default fabric, Gb/s")
+    ap.add_argument("--workload", help="a SimAI/AICB workload file (with model 'simai')")
+    ap.add_argument("--chunk-mb", type=float, default=4.0, help="NCCL-style chunk size of collectives, MB")
+    ap.add_argument("--json", action="store_true", help="print one JSON object")
+    ap.add_argument("--no-progress", action="store_true")
+    return ap
+
+
+class _Parser(argparse.ArgumentParser):
+    def error(self, message):
+        sys.stderr.write("wormhole.bench: error: %s\n" % message)
+        sys.exit(2)
+
+
+def run_workload(args):
+    """Build the fabric and the job, run it, return the report dict."""
+    from .units import gbps
+    from .workload import SimAIIteration, TrainingJob, load_preset, read_simai
+    if args.mode == "accelerated":
+        raise wh.NotAvailableError("--mode accelerated is not available yet: the accelerator (partitions, "
+                                   "steady-state fast-forward, memoization) has not landed; use --mode full")
+    if args.topology:
+        topo = wh.read_topology(args.topology)
+    else:
+        topo = wh.rail_optimized(args.gpus, rate=gbps(args.rate))
+    cfg = wh.Config.preset(args.cc, max(1, round(topo.nic_rate() / 1e9)))
+    net = wh.Network(topo, cfg)
+    chunk = int(args.chunk_mb * 1024 * 1024)
+    if args.model == "simai":
+        if not args.workload:
+            raise wh.WormholeError("model 'simai' needs --workload FILE")
+        job = SimAIIteration(net, read_simai(args.workload), args.gpus, chunk_bytes=chunk,
+                             iterations=args.iterations)
+    else:
+        pre = load_preset(args.model, gpus=args.gpus, tp=args.tp, pp=args.pp, dp=args.dp, ep=args.ep,
+                          micro_batches=args.micro_batches, gpu=args.gpu)
+        if args.layers:
+            from dataclasses import replace
+            if args.layers < pre.parallel.pp or args.layers % pre.parallel.pp:
+                raise wh.WormholeError("--layers must be a multiple of PP", value=args.layers)
+            pre.model = replace(pre.model, layers=args.layers)
+        job = TrainingJob(net, pre, chunk_bytes=chunk, iterations=args.iterations)
+    done = []
+    job.start(lambda j: done.append(True))
+    bar = None
+    if not args.no_progress:
+        from tqdm import tqdm
+        bar = tqdm(total=None, file=sys.stderr, unit=" events", unit_scale=True, delay=1.0, leave=False,
+                   desc="simulating")
+    t0 = time.perf_counter()
+    step = 100 * 1000 * 1000        # 100 us of simulated time per slice
+    last_events = 0
+    while not done:
+        nxt = net._kernel.next_event_time()
+        if nxt < 0:
+            break
+        net.run(until=max(nxt, net.now) + step)
+        if bar is not None:
+            ev = net.stats["events"]
+            bar.update(ev - last_events)
+            last_events = ev
+            bar.set_postfix_str("t=%.3f ms, %d flows" % (net.now / 1e9, net.stats["flows_completed"]))
+    wall = time.perf_counter() - t0
+    if bar is not None:
+        bar.close()
+    if not done:
+        raise wh.WormholeError("the job stopped before finishing (a flow stalled?)")
+    st = net.stats
+    rep = dict(job.summary())
+    rep.update({"cc": args.cc, "mode": args.mode, "topology": args.topology or "rail_optimized(%d)" % args.gpus,
+                "wall_seconds": round(wall, 3), "events": st["events"], "events_skipped": 0,
+                "events_per_second": round(st["events"] / wall) if wall > 0 else 0,
+                "flows": st["flows"], "pfc_pauses": st["pfc_pauses"], "drops": st["drops"],
+                "sim_time_ps": net.now})
+    return rep
+
+
+def _print_report(rep):
+    it = rep.get("iteration_time_ps") or 0
+    lines = ["model       %s on %d GPUs (TP %s, PP %s, DP %s), %s, %s mode" % (
+        rep.get("model", rep.get("workload")), rep["gpus"], rep.get("tp"), rep.get("pp", 1), rep.get("dp"),
+        rep["cc"], rep["mode"]),
+        "iteration   %.3f ms simulated" % (it / 1e9)]
+    if rep.get("compute_time_ps") is not None:
+        lines.append("  compute   %.3f ms, exposed communication %.3f ms" % (
+            rep["compute_time_ps"] / 1e9, rep["exposed_comm_ps"] / 1e9))
+    lines += ["traffic     %.3f GB over the fabric in %d flows, %.3f GB over NVLink" % (
+        rep["fabric_bytes"] / 1e9, rep["flows"], rep["nvlink_bytes"] / 1e9),
+        "cost        %.2f s wall-clock, %d events (%d skipped), %.2f M events/s" % (
+        rep["wall_seconds"], rep["events"], rep["events_skipped"], rep["events_per_second"] / 1e6)]
+    print("\n".join(lines))
+
+
 def main(argv=None):
     argv = sys.argv[1:] if argv is None else list(argv)
     if argv and argv[0] == "kernel":
         kernel_main(argv[1:])
         return 0
-    if argv and argv[0] in WORKLOADS:
-        sys.stderr.write("wormhole.bench: error: the training-workload layer that turns %s into traffic "
-                         "is not built yet; kernel speed: python -m wormhole.bench kernel\n" % argv[0])
+    ap = _workload_parser()
+    ap.__class__ = _Parser
+    args = ap.parse_args(argv)
+    try:
+        if args.model != "simai" and args.model not in WORKLOADS:
+            from .workload import preset_names
+            if args.model not in preset_names():
+                raise wh.WormholeError("unknown model %r (%s, simai)" % (args.model, ", ".join(preset_names())))
+        rep = run_workload(args)
+    except wh.WormholeError as e:
+        sys.stderr.write("wormhole.bench: error: %s\n" % e)
         return 2
-    sys.stderr.write("wormhole.bench: error: usage: python -m wormhole.bench {kernel|%s} [options]\n"
-                     % "|".join(WORKLOADS))
-    return 2
+    if args.json:
+        print(json.dumps(rep, sort_keys=True))
+    else:
+        _print_report(rep)
+    return 0
 
 
 if __name__ == "__main__":

@@ -2,6 +2,8 @@
 
 Node numbering is hosts first, then switches, as the reference's own files do,
 so host ids are 0..H-1."""
+import math
+
 from .errors import TopologyError
 from .topology import Topology
 from .units import US, gbps
@@ -76,4 +78,39 @@ def fat_tree(k, rate=gbps(100), delay=US):
         for a in range(h):
             for c in range(h):
                 t.add_link(aggs[pod * h + a], cores[a * h + c], rate, delay)
+    return t
+
+
+def rail_optimized(n_gpus, gpus_per_server=8, servers_per_segment=None, oversubscription=1.0, rate=gbps(100),
+                   spine_rate=None, delay=US):
+    """The rail-optimized two-tier fabric of SimAI and the Wormhole evaluation.
+
+    Every GPU has its own NIC (one host node per GPU, GPU g of server k is node
+    k * gpus_per_server + g).  Servers are grouped into segments; in each
+    segment GPU g of every server connects to rail leaf g.  Every leaf connects
+    to every spine; there are servers_per_segment / oversubscription spines.
+    NVLink inside a server is not part of this graph (the workload layer models
+    it as a fixed-bandwidth channel)."""
+    _check(n_gpus >= 1 and gpus_per_server >= 1 and n_gpus % gpus_per_server == 0,
+           "n_gpus must be a positive multiple of gpus_per_server", (n_gpus, gpus_per_server))
+    _check(oversubscription >= 1.0, "oversubscription must be >= 1", oversubscription)
+    servers = n_gpus // gpus_per_server
+    sps = servers_per_segment or min(servers, 32)
+    _check(sps >= 1, "servers_per_segment must be positive", sps)
+    segments = math.ceil(servers / sps)
+    n_spines = max(1, int(round(sps / oversubscription)))
+    t = Topology("rail-%dgpu" % n_gpus)
+    for k in range(servers):
+        for g in range(gpus_per_server):
+            t.add_host("gpu%d.%d" % (k, g))
+    leaves = [[t.add_switch("leaf%d.%d" % (seg, g)) for g in range(gpus_per_server)] for seg in range(segments)]
+    spines = [t.add_switch("spine%d" % i) for i in range(n_spines)]
+    for k in range(servers):
+        for g in range(gpus_per_server):
+            t.add_link(k * gpus_per_server + g, leaves[k // sps][g], rate, delay)
+    for seg in leaves:
+        for leaf in seg:
+            for sp in spines:
+                t.add_link(leaf, sp, rate if spine_rate is None else spine_rate, delay)
+    t.gpus_per_server = gpus_per_server
     return t

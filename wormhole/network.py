@@ -241,21 +241,16 @@ class Network:
         self._cb_scan = self._kernel.n_done
         if not ids:
             return
-        table = self._kernel.flow_table()
         for fid in ids:
             cb = self._on_done.pop(fid, None)
             if cb is not None:
-                cb(self._result(table, fid))
-
-    def _result(self, table, fid):
-        row = table[fid]
-        fin = int(row[4])
-        return FlowResult(fid, int(row[0]), int(row[1]), int(row[5]), int(row[6]), int(row[2]),
-                          int(row[3]), fin, fin - int(row[3]) if fin >= 0 else -1, self._standalone[fid])
+                cb(self.flow(fid))
 
     def flow(self, fid):
         """FlowResult of one flow (fct = -1 while it runs)."""
-        return self._result(self._kernel.flow_table(), fid)
+        src, dst, size, start, fin, sport, dport = self._kernel.flow_row(fid)
+        return FlowResult(fid, src, dst, sport, dport, size, start, fin, fin - start if fin >= 0 else -1,
+                          self._standalone[fid])
 
     @property
     def results(self):

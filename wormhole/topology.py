@@ -46,6 +46,7 @@ class Topology:
         self.links = []
         self._pairs = set()
         self._by_name = {}
+        self.gpus_per_server = None     # set by GPU-fabric builders; workloads may assume 8
 
     # -- construction -------------------------------------------------------
     def _add(self, switch, name):

@@ -995,6 +995,14 @@ cdef class Kernel:
             a[i, 12] = f.rate
         return a
 
+    def flow_row(self, int32_t fi):
+        """(src, dst, size, start, finish, sport, dport) of one flow."""
+        cdef Flow* f
+        if fi < 0 or fi >= self.s.n_flows:
+            raise IndexError(fi)
+        f = &self.s.flows[fi]
+        return (f.src, f.dst, f.size, f.start, f.finish, f.sport, f.dport)
+
     def flow_path(self, int32_t fi, bint reverse=False):
         cdef Flow* f = &self.s.flows[fi]
         cdef int32_t off = f.rpath_off if reverse else f.path_off

@@ -1,0 +1,11 @@
+"""Workloads: collectives and training iterations turned into flows with
+dependencies, driven through the Network API."""
+from .collectives import (AllGather, AllToAll, Broadcast, COLLECTIVES, ReduceScatter, RingAllReduce, SendRecv,
+                          Transport, alpha_beta_ring, ring_order)
+from .models import GPUS, GpuSpec, ModelSpec, Parallel, load_preset, preset_names
+from .simai import SimAIIteration, read_simai
+from .training import TrainingJob
+
+__all__ = ["AllGather", "AllToAll", "Broadcast", "COLLECTIVES", "ReduceScatter", "RingAllReduce", "SendRecv",
+           "Transport", "alpha_beta_ring", "ring_order", "GPUS", "GpuSpec", "ModelSpec", "Parallel",
+           "load_preset", "preset_names", "SimAIIteration", "read_simai", "TrainingJob"]

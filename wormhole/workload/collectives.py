@@ -1,0 +1,346 @@
+"""Collectives as flows with dependencies, driven through the Network API.
+
+A collective moves data between ranks (GPUs = host nodes) in steps; a step's
+transfer starts only when the data it depends on has arrived.  Transfers
+between GPUs of one server use the NVLink channel of the ``Transport``; the
+others are fabric flows (``Network.send``) whose completion callbacks drive
+the next steps.
+
+Ring algorithms follow NCCL: ranks in ring order (a server's GPUs adjacent),
+the buffer cut into N segments, each segment into chunks of at most
+``chunk_bytes``; at step k rank i sends segment (i - k) mod N to rank i + 1;
+chunk c of step k leaves rank i once chunk c of step k - 1 arrived there, and
+each connection keeps at most ``max_inflight`` chunks on the wire.
+"""
+from collections import deque
+
+from ..errors import WormholeError
+
+DEFAULT_CHUNK = 4 * 1024 * 1024
+DEFAULT_INFLIGHT = 2
+
+
+def split(total, parts):
+    """``total`` bytes in ``parts`` pieces as even as possible (the sum is exact)."""
+    base, extra = divmod(int(total), int(parts))
+    return [base + (1 if i < extra else 0) for i in range(parts)]
+
+
+def chunks_of(nbytes, chunk_bytes):
+    n = max(1, -(-int(nbytes) // int(chunk_bytes)))
+    return split(nbytes, n)
+
+
+class Transport:
+    """Moves bytes between GPUs: the NVLink channel inside a server (fixed
+    bandwidth and latency, no contention, no fabric packets), the simulated
+    fabric between servers.  Counts the bytes of each."""
+
+    def __init__(self, net, gpus_per_server=8, nvlink_gbps=2400.0, nvlink_latency_ps=1_000_000):
+        self.net = net
+        self.gps = int(gpus_per_server)
+        self.nvlink_bps = float(nvlink_gbps) * 1e9
+        self.nvlink_latency = int(nvlink_latency_ps)
+        self.fabric_bytes = 0
+        self.nvlink_bytes = 0
+        self.fabric_flows = 0
+
+    def server(self, gpu):
+        return gpu // self.gps
+
+    def nvlink_time(self, nbytes):
+        return self.nvlink_latency + int(round(nbytes * 8 / self.nvlink_bps * 1e12))
+
+    def send(self, src, dst, nbytes, on_done):
+        """Deliver ``nbytes`` from ``src`` to ``dst``; ``on_done()`` when they arrived."""
+        if nbytes <= 0:
+            self.net.schedule(0, on_done)
+        elif self.server(src) == self.server(dst):
+            self.nvlink_bytes += nbytes
+            self.net.schedule(self.nvlink_time(nbytes), on_done)
+        else:
+            self.fabric_bytes += nbytes
+            self.fabric_flows += 1
+            self.net.send(src, dst, int(nbytes), on_done=lambda r: on_done())
+
+
+class Collective:
+    """Base: ``ranks`` (GPU ids in algorithm order), ``nbytes`` (the buffer a
+    rank contributes, as NCCL counts it), ``on_done(collective)`` when every
+    rank has finished.  ``ready(rank)`` tells that a rank's input is available
+    (``start()`` marks all ranks ready at once)."""
+
+    name = "collective"
+
+    def __init__(self, transport, ranks, nbytes, on_done=None, chunk_bytes=DEFAULT_CHUNK,
+                 max_inflight=DEFAULT_INFLIGHT):
+        ranks = [int(r) for r in ranks]
+        if len(ranks) < 1 or len(set(ranks)) != len(ranks):
+            raise WormholeError("%s needs distinct ranks" % self.name, value=ranks)
+        if int(nbytes) < 0:
+            raise WormholeError("%s size must be non-negative" % self.name, value=nbytes)
+        if chunk_bytes <= 0 or max_inflight < 1:
+            raise WormholeError("chunk size and in-flight limit must be positive", value=(chunk_bytes, max_inflight))
+        self.t = transport
+        self.net = transport.net
+        self.ranks = ranks
+        self.n = len(ranks)
+        self.nbytes = int(nbytes)
+        self.on_done = on_done
+        self.chunk_bytes = int(chunk_bytes)
+        self.max_inflight = int(max_inflight)
+        self.start_time = None
+        self.end_time = None
+        self.sent_bytes = [0] * self.n      # bytes each rank sent
+        self.transfers = 0
+        self.steps = 0
+        self._ready = [False] * self.n
+        self.log = None             # set to a list to record (event, time, ...) tuples
+
+    # -- bookkeeping -------------------------------------------------------
+    def start(self):
+        for i in range(self.n):
+            self.ready(i)
+        return self
+
+    def ready(self, i):
+        if self.start_time is None:
+            self.start_time = self.net.now
+        if not self._ready[i]:
+            self._ready[i] = True
+            self._rank_ready(i)
+
+    def _finish(self):
+        self.end_time = self.net.now
+        if self.on_done is not None:
+            self.on_done(self)
+
+    @property
+    def duration(self):
+        return None if self.end_time is None else self.end_time - self.start_time
+
+    def _transfer(self, i, j, nbytes, cb):
+        self.sent_bytes[i] += nbytes
+        self.transfers += 1
+        self.t.send(self.ranks[i], self.ranks[j], nbytes, cb)
+
+    def _rank_ready(self, i):
+        raise NotImplementedError
+
+
+class _Ring(Collective):
+    """Ring with ``steps`` steps over segments of the buffer."""
+
+    n_steps = 0
+
+    def __init__(self, *a, **kw):
+        super().__init__(*a, **kw)
+        self.steps = self._steps()
+        n = self.n
+        if n == 1 or self.steps == 0 or self.nbytes == 0:
+            self._trivial = True
+            return
+        self._trivial = False
+        seg = split(self.nbytes, n)
+        self.seg_chunks = [chunks_of(s, self.chunk_bytes) if s > 0 else [0] for s in seg]
+        self.n_chunks = max(len(c) for c in self.seg_chunks)
+        self.seg_chunks = [c + [0] * (self.n_chunks - len(c)) for c in self.seg_chunks]
+        # per rank: FIFO of (step, chunk) ready to send, number in flight
+        self.queue = [deque() for _ in range(n)]
+        self.inflight = [0] * n
+        self.arrived = 0
+        self.total_arrivals = n * self.steps * self.n_chunks
+
+    def _steps(self):
+        return self.n_steps
+
+    def _segment(self, i, k):
+        return (i - k) % self.n
+
+    def _rank_ready(self, i):
+        if self._trivial:
+            if all(self._ready):
+                self.net.schedule(0, self._finish)
+            return
+        for c in range(self.n_chunks):
+            self.queue[i].append((0, c))
+        self._pump(i)
+
+    def _pump(self, i):
+        q = self.queue[i]
+        while q and self.inflight[i] < self.max_inflight:
+            k, c = q.popleft()
+            size = self.seg_chunks[self._segment(i, k)][c]
+            self.inflight[i] += 1
+            j = (i + 1) % self.n
+            if self.log is not None:
+                self.log.append(("send", self.net.now, i, k, c))
+            self._transfer(i, j, size, lambda i=i, j=j, k=k, c=c: self._arrive(i, j, k, c))
+
+    def _arrive(self, i, j, k, c):
+        if self.log is not None:
+            self.log.append(("arrive", self.net.now, j, k, c))
+        self.inflight[i] -= 1
+        self.arrived += 1
+        if k + 1 < self.steps:
+            self.queue[j].append((k + 1, c))
+            if self._ready[j]:
+                self._pump(j)
+        self._pump(i)
+        if self.arrived == self.total_arrivals:
+            self._finish()
+
+
+class RingAllReduce(_Ring):
+    """Reduce-scatter then all-gather around the ring: 2(N-1) steps; every rank
+    sends 2(N-1)/N of the buffer."""
+    name = "allreduce"
+
+    def _steps(self):
+        return 2 * (self.n - 1)
+
+
+class ReduceScatter(_Ring):
+    """N-1 steps; every rank sends (N-1)/N of the buffer."""
+    name = "reducescatter"
+
+    def _steps(self):
+        return self.n - 1
+
+
+class AllGather(_Ring):
+    """N-1 steps; ``nbytes`` is the gathered buffer, every rank sends (N-1)/N of it."""
+    name = "allgather"
+
+    def _steps(self):
+        return self.n - 1
+
+    def _segment(self, i, k):
+        return (i - k) % self.n
+
+
+class Broadcast(Collective):
+    """Pipelined chain from ranks[0] along the ring order: every chunk hops
+    rank to rank; N-1 steps; each non-last rank sends the whole buffer."""
+    name = "broadcast"
+
+    def __init__(self, *a, **kw):
+        super().__init__(*a, **kw)
+        self.steps = self.n - 1
+        self.chunks = chunks_of(self.nbytes, self.chunk_bytes) if self.nbytes > 0 else []
+        self.queue = [deque() for _ in range(self.n)]
+        self.inflight = [0] * self.n
+        self.arrived = 0
+        self.total = len(self.chunks) * (self.n - 1)
+
+    def _rank_ready(self, i):
+        if self.total == 0:
+            if all(self._ready):
+                self.net.schedule(0, self._finish)
+            return
+        if i == 0:
+            for c in range(len(self.chunks)):
+                self.queue[0].append(c)
+        self._pump(i)
+
+    def _pump(self, i):
+        q = self.queue[i]
+        while q and self.inflight[i] < self.max_inflight and i + 1 < self.n:
+            c = q.popleft()
+            self.inflight[i] += 1
+            self._transfer(i, i + 1, self.chunks[c], lambda i=i, c=c: self._arrive(i, c))
+
+    def _arrive(self, i, c):
+        self.inflight[i] -= 1
+        self.arrived += 1
+        if i + 2 < self.n:
+            self.queue[i + 1].append(c)
+            if self._ready[i + 1]:
+                self._pump(i + 1)
+        self._pump(i)
+        if self.arrived == self.total:
+            self._finish()
+
+
+class AllToAll(Collective):
+    """Every rank sends nbytes/N to every other rank, all pairs at once (one
+    step); every rank sends (N-1)/N of the buffer."""
+    name = "alltoall"
+
+    def __init__(self, *a, **kw):
+        super().__init__(*a, **kw)
+        self.steps = 1 if self.n > 1 else 0
+        self.per_peer = split(self.nbytes, self.n)
+        self.pending = sum(1 for i in range(self.n) for j in range(self.n) if i != j and self.per_peer[j] > 0)
+
+    def _rank_ready(self, i):
+        if self.pending == 0:
+            if all(self._ready):
+                self.net.schedule(0, self._finish)
+            return
+        for d in range(1, self.n):
+            j = (i + d) % self.n
+            if self.per_peer[j] > 0:
+                self._transfer(i, j, self.per_peer[j], self._arrive)
+
+    def _arrive(self):
+        self.pending -= 1
+        if self.pending == 0:
+            self._finish()
+
+
+class SendRecv(Collective):
+    """ranks[0] sends the buffer to ranks[1] (in chunks, ``max_inflight`` at once)."""
+    name = "sendrecv"
+
+    def __init__(self, *a, **kw):
+        super().__init__(*a, **kw)
+        if self.n != 2:
+            raise WormholeError("send/recv needs exactly two ranks", value=self.ranks)
+        self.steps = 1
+        self.chunks = deque(chunks_of(self.nbytes, self.chunk_bytes)) if self.nbytes > 0 else deque()
+        self.remaining = len(self.chunks)
+        self.inflight = 0
+
+    def _rank_ready(self, i):
+        if i != 0:
+            return
+        if self.remaining == 0:
+            self.net.schedule(0, self._finish)
+            return
+        self._pump()
+
+    def _pump(self):
+        while self.chunks and self.inflight < self.max_inflight:
+            size = self.chunks.popleft()
+            self.inflight += 1
+            self._transfer(0, 1, size, self._arrive)
+
+    def _arrive(self):
+        self.inflight -= 1
+        self.remaining -= 1
+        self._pump()
+        if self.remaining == 0:
+            self._finish()
+
+
+COLLECTIVES = {
+    "allreduce": RingAllReduce, "reducescatter": ReduceScatter, "allgather": AllGather,
+    "broadcast": Broadcast, "alltoall": AllToAll, "sendrecv": SendRecv,
+}
+
+
+def ring_order(gpus, gpus_per_server=8):
+    """NCCL's ring order: GPUs grouped by server (a server's GPUs adjacent)."""
+    return sorted(gpus, key=lambda g: (g // gpus_per_server, g))
+
+
+def alpha_beta_ring(kind, n, nbytes, rate_bps, alpha_ps, chunk_bytes=DEFAULT_CHUNK, wire_overhead=1.0):
+    """Alpha-beta time (ps) of a pipelined ring collective on an idle ring of
+    equal links: (steps + chunks - 1) stages of one chunk each."""
+    steps = {"allreduce": 2 * (n - 1), "reducescatter": n - 1, "allgather": n - 1}[kind]
+    seg = -(-int(nbytes) // n)
+    c = max(1, -(-seg // chunk_bytes))
+    chunk = seg / c
+    stage = alpha_ps + chunk * 8 * wire_overhead / rate_bps * 1e12
+    return (steps + c - 1) * stage

@@ -1,0 +1,318 @@
+"""A training job on the simulated fabric: GPT / MoE iterations with TP, PP,
+DP, EP, micro-batches and gradient buckets.
+
+Placement (Megatron order): global rank = (pp * DP + dp) * TP + tp, and rank r
+is GPU (host node) r, so TP groups fill a server and DP / PP / EP peers sit on
+other servers at the same local GPU index (the same rail).
+
+Every (stage, replica) runs the 1F1B schedule of its micro-batches.  A forward
+needs the activation of the previous stage, a backward the gradient of the
+next one; activations and gradients are sent per TP rank (1/TP each).  TP
+all-reduces stay on NVLink (alpha-beta time of a ring over NVLink); MoE layers
+add two EP all-to-alls per pass.  During the last micro-batch's backward each
+gradient bucket, once complete, starts a ring all-reduce over its DP group
+(non-blocking); the iteration ends when every stage finished and every
+all-reduce completed.  Iterations run back to back.
+"""
+from dataclasses import dataclass
+
+from .collectives import DEFAULT_CHUNK, DEFAULT_INFLIGHT, AllToAll, RingAllReduce, SendRecv, Transport
+from .models import WorkloadError
+
+
+@dataclass
+class IterationResult:
+    index: int
+    start: int          # ps
+    end: int            # ps
+    compute: int        # ps of compute on the busiest (stage, replica)
+
+    @property
+    def time(self):
+        return self.end - self.start
+
+    @property
+    def exposed_comm(self):
+        return max(0, self.time - self.compute)
+
+
+class _Segment:
+    __slots__ = ("kind", "arg")
+
+    def __init__(self, kind, arg):
+        self.kind = kind        # "compute" (ps) | "a2a" (layer key) | "bucket" (bucket index)
+        self.arg = arg
+
+
+class TrainingJob:
+    """Build with a ``Network`` whose hosts 0..N-1 are the GPUs, a preset from
+    ``load_preset``, then ``start(on_done)`` and ``net.run()``."""
+
+    def __init__(self, net, preset, gpus_per_server=8, chunk_bytes=DEFAULT_CHUNK, max_inflight=DEFAULT_INFLIGHT,
+                 iterations=1, gpu_offset=0):
+        self.net = net
+        self.pre = preset
+        self.m = preset.model
+        self.par = preset.parallel
+        self.gps = int(gpus_per_server)
+        par = self.par
+        if par.tp > self.gps or self.gps % par.tp:
+            raise WorkloadError("TP %d must divide the %d GPUs of a server" % (par.tp, self.gps), value=par.tp)
+        hosts = net.topology.hosts
+        if gpu_offset + par.gpus > len(hosts):
+            raise WorkloadError("the plan needs %d GPUs, the fabric has %d hosts" % (par.gpus, len(hosts)),
+                                value=par.gpus)
+        self.gpu_ids = hosts[gpu_offset:gpu_offset + par.gpus]
+        self.t = Transport(net, self.gps, preset.gpu.nvlink_gbps, int(preset.gpu.nvlink_latency_us * 1e6))
+        self.chunk = int(chunk_bytes)
+        self.inflight = int(max_inflight)
+        self.iterations = int(iterations)
+        self._build_plan()
+        self.results = []
+        self._it = 0
+
+    # ------------------------------------------------------------ the plan
+    def gpu(self, p, d, t):
+        return self.gpu_ids[(p * self.par.dp + d) * self.par.tp + t]
+
+    def _tp_allreduce(self, nbytes):
+        """Alpha-beta time of a ring all-reduce over the TP group on NVLink."""
+        n = self.par.tp
+        if n == 1:
+            return 0
+        return 2 * (n - 1) * self.t.nvlink_time(nbytes / n)
+
+    def _build_plan(self):
+        m, par, g = self.m, self.par, self.pre.gpu
+        b = par.micro_batch_size
+        self.layers_per_stage = m.layers // par.pp
+        attn_f, mlp_f = m.layer_fwd_flops(b)
+        act = b * m.seq * m.hidden * self.pre.act_bytes
+        self.act_bytes = act
+        tp_ar = self._tp_allreduce(act)
+        self.a2a_bytes = act * m.topk if m.moe else 0
+        # per-layer compute (ps) on one TP rank, TP all-reduces included
+        self.attn_fwd = g.compute_ps(attn_f / par.tp) + tp_ar
+        self.mlp_fwd = g.compute_ps(mlp_f / par.tp / (par.ep if m.moe else 1)) + tp_ar
+        self.logits_fwd = g.compute_ps(m.logits_fwd_flops(b) / par.tp)
+        # gradient buckets per stage (reverse layer order), bytes per TP rank
+        grad = self.pre.grad_bytes
+        per_layer = (m.attn_params() + m.mlp_params() * (m.experts // par.ep if m.moe else 1)) * grad // par.tp
+        bucket_bytes = int(self.pre.bucket_mb * 1024 * 1024)
+        self.buckets = []           # list of (layers_done_before_launch, bytes)
+        acc, cnt = 0, 0
+        for i in range(self.layers_per_stage):
+            acc += per_layer
+            cnt += 1
+            if acc >= bucket_bytes or i == self.layers_per_stage - 1:
+                self.buckets.append((cnt, acc))
+                acc, cnt = 0, 0
+        emb = m.vocab * m.hidden * grad // par.tp
+        self.emb_bytes = emb
+        self.compute_per_mb = {}
+        for p in range(par.pp):
+            f = self.layers_per_stage * (self.attn_fwd + self.mlp_fwd) + (self.logits_fwd if p == par.pp - 1 else 0)
+            self.compute_per_mb[p] = (f, 2 * f)
+
+    def _ops(self, p):
+        """1F1B order of the micro-batches on stage p."""
+        M, P = self.par.micro_batches, self.par.pp
+        warm = min(P - p - 1, M)
+        ops = [("F", i) for i in range(warm)]
+        f, bwd = warm, 0
+        while f < M:
+            ops.append(("F", f))
+            f += 1
+            ops.append(("B", bwd))
+            bwd += 1
+        while bwd < M:
+            ops.append(("B", bwd))
+            bwd += 1
+        return ops
+
+    def _segments(self, p, kind, mb):
+        """Segments of one op: compute blocks, EP all-to-alls, bucket launches."""
+        m, par = self.m, self.par
+        last_b = kind == "B" and mb == par.micro_batches - 1
+        mult = 1 if kind == "F" else 2
+        segs = []
+        if kind == "B" and p == par.pp - 1:
+            segs.append(_Segment("compute", mult * self.logits_fwd))
+        layer_order = range(self.layers_per_stage) if kind == "F" else reversed(range(self.layers_per_stage))
+        done_layers = 0
+        bucket_i = 0
+        need = self.buckets[0][0] if self.buckets else None
+        for li in layer_order:
+            if m.moe and par.ep > 1:
+                segs.append(_Segment("compute", mult * self.attn_fwd))
+                segs.append(_Segment("a2a", (kind, mb, li, 0)))
+                segs.append(_Segment("compute", mult * self.mlp_fwd))
+                segs.append(_Segment("a2a", (kind, mb, li, 1)))
+            else:
+                segs.append(_Segment("compute", mult * (self.attn_fwd + self.mlp_fwd)))
+            if last_b:
+                done_layers += 1
+                if done_layers == need:
+                    segs.append(_Segment("bucket", bucket_i))
+                    bucket_i += 1
+                    done_layers = 0
+                    need = self.buckets[bucket_i][0] if bucket_i < len(self.buckets) else None
+        if kind == "F" and p == par.pp - 1:
+            segs.append(_Segment("compute", self.logits_fwd))
+        if last_b and (p == 0 or p == par.pp - 1):
+            segs.append(_Segment("bucket", "emb"))
+        return segs
+
+    # ------------------------------------------------------------ running
+    def start(self, on_done=None):
+        self.on_done = on_done
+        self._start_iteration()
+        return self
+
+    def _start_iteration(self):
+        par = self.par
+        self._t0 = self.net.now
+        self._ops_left = par.pp * par.dp
+        self._colls_left = 0
+        self._arrived = {}          # (p, d, kind, mb) -> TP transfers arrived
+        self._waiting = {}          # (p, d) -> (kind, mb) it waits for
+        self._colls = {}
+        self._busy = {}
+        self._pos = {}
+        for p in range(par.pp):
+            for d in range(par.dp):
+                self._pos[(p, d)] = 0
+                self._busy[(p, d)] = 0
+        self._plans = {p: self._ops(p) for p in range(par.pp)}
+        for p in range(par.pp):
+            for d in range(par.dp):
+                self._next_op(p, d)
+
+    def _next_op(self, p, d):
+        ops = self._plans[p]
+        i = self._pos[(p, d)]
+        if i == len(ops):
+            self._ops_left -= 1
+            self._maybe_end()
+            return
+        kind, mb = ops[i]
+        need = None
+        if kind == "F" and p > 0:
+            need = ("F", mb)
+        elif kind == "B" and p < self.par.pp - 1:
+            need = ("B", mb)
+        if need is not None and self._arrived.get((p, d) + need, 0) < self.par.tp:
+            self._waiting[(p, d)] = need
+            return
+        self._run_segments(p, d, kind, mb, self._segments(p, kind, mb), 0)
+
+    def _deliver(self, p, d, kind, mb):
+        key = (p, d, kind, mb)
+        self._arrived[key] = self._arrived.get(key, 0) + 1
+        if self._arrived[key] == self.par.tp and self._waiting.get((p, d)) == (kind, mb):
+            del self._waiting[(p, d)]
+            self._next_op(p, d)
+
+    def _run_segments(self, p, d, kind, mb, segs, k):
+        while k < len(segs):
+            s = segs[k]
+            if s.kind == "compute":
+                if s.arg > 0:
+                    self._busy[(p, d)] += s.arg
+                    self.net.schedule(s.arg, lambda: self._run_segments(p, d, kind, mb, segs, k + 1))
+                    return
+            elif s.kind == "a2a":
+                self._a2a(p, d, s.arg, lambda: self._run_segments(p, d, kind, mb, segs, k + 1))
+                return
+            else:
+                self._bucket(p, d, s.arg)
+            k += 1
+        self._op_done(p, d, kind, mb)
+
+    def _op_done(self, p, d, kind, mb):
+        par = self.par
+        if kind == "F" and p < par.pp - 1:
+            self._p2p(p, d, p + 1, "F", mb)
+        elif kind == "B" and p > 0:
+            self._p2p(p, d, p - 1, "B", mb)
+        self._pos[(p, d)] += 1
+        self._next_op(p, d)
+
+    def _p2p(self, p, d, q, kind, mb):
+        size = self.act_bytes // self.par.tp
+        for t in range(self.par.tp):
+            SendRecv(self.t, [self.gpu(p, d, t), self.gpu(q, d, t)], size,
+                     on_done=lambda c: self._deliver(q, d, kind, mb),
+                     chunk_bytes=self.chunk, max_inflight=self.inflight).start()
+
+    def _a2a(self, p, d, key, cont):
+        par = self.par
+        group = d // par.ep
+        members = list(range(group * par.ep, (group + 1) * par.ep))
+        ck = ("a2a", p, group) + key
+        entry = self._colls.get(ck)
+        if entry is None:
+            state = {"left": par.tp, "waiters": []}
+            colls = []
+            for t in range(par.tp):
+                def done(c, state=state):
+                    state["left"] -= 1
+                    if state["left"] == 0:
+                        for w in state["waiters"]:
+                            w()
+                colls.append(AllToAll(self.t, [self.gpu(p, x, t) for x in members], self.a2a_bytes // par.tp,
+                                      on_done=done, chunk_bytes=self.chunk, max_inflight=self.inflight))
+            entry = self._colls[ck] = (state, colls)
+        state, colls = entry
+        state["waiters"].append(cont)
+        for c in colls:
+            c.ready(d - group * par.ep)
+
+    def _bucket(self, p, d, which):
+        par = self.par
+        if which == "emb":
+            nbytes = self.emb_bytes
+        else:
+            nbytes = self.buckets[which][1]
+        if par.dp == 1 or nbytes == 0:
+            return
+        ck = ("ar", p, which)
+        colls = self._colls.get(ck)
+        if colls is None:
+            colls = []
+            for t in range(par.tp):
+                self._colls_left += 1
+                colls.append(RingAllReduce(self.t, [self.gpu(p, x, t) for x in range(par.dp)], nbytes,
+                                           on_done=self._coll_done, chunk_bytes=self.chunk,
+                                           max_inflight=self.inflight))
+            self._colls[ck] = colls
+        for c in colls:
+            c.ready(d)
+
+    def _coll_done(self, c):
+        self._colls_left -= 1
+        self._maybe_end()
+
+    def _maybe_end(self):
+        if self._ops_left == 0 and self._colls_left == 0:
+            r = IterationResult(self._it, self._t0, self.net.now, max(self._busy.values()))
+            self.results.append(r)
+            self._it += 1
+            if self._it < self.iterations:
+                self._start_iteration()
+            elif self.on_done is not None:
+                self.on_done(self)
+
+    # ------------------------------------------------------------ summary
+    def summary(self):
+        last = self.results[-1] if self.results else None
+        return {
+            "model": self.m.name, "tp": self.par.tp, "pp": self.par.pp, "dp": self.par.dp, "ep": self.par.ep,
+            "micro_batches": self.par.micro_batches, "gpus": self.par.gpus,
+            "iterations": len(self.results),
+            "iteration_time_ps": last.time if last else None,
+            "compute_time_ps": last.compute if last else None,
+            "exposed_comm_ps": last.exposed_comm if last else None,
+            "fabric_bytes": self.t.fabric_bytes, "nvlink_bytes": self.t.nvlink_bytes,
+            "fabric_flows": self.t.fabric_flows,
+        }
