@@ -85,3 +85,10 @@ def test_params_docs_are_generated_from_the_registry():
     md = docs_markdown()
     for p in PARAMS:
         assert "`%s`" % p.name in md
+
+
+def test_parameter_docs_are_up_to_date():
+    from wormhole.config import docs_markdown
+    root = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+    with open(os.path.join(root, "docs", "parameters.md")) as fh:
+        assert fh.read().endswith(docs_markdown()), "regenerate docs/parameters.md (python -m wormhole params)"
