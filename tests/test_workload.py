@@ -43,15 +43,16 @@ def test_collective_bytes_and_steps(cls, steps, frac):
     assert c.steps == steps
     assert c.sent_bytes == [int(frac * S)] * 4          # e.g. all-reduce: 2(N-1)/N of the buffer per rank
     assert t.fabric_bytes == sum(c.sent_bytes) and t.nvlink_bytes == 0
-    assert (net.results["fct"] > 0).all()
+    assert all(m.done > 0 for m in map(net.message, range(len(net._messages))))
 
 
 def test_broadcast_and_sendrecv_bytes():
     S = 3_000_000
     _, t, c = run(Broadcast, [0, 8, 16, 24], S)
     assert c.sent_bytes == [S, S, S, 0] and c.steps == 3
-    _, t, c = run(SendRecv, [0, 8], S, chunk_bytes=1_000_000)
+    net, t, c = run(SendRecv, [0, 8], S, chunk_bytes=1_000_000)
     assert c.sent_bytes == [S, 0] and t.fabric_flows == 3
+    assert net.stats["flows"] == 1          # three messages on one connection
 
 
 def test_intra_server_transfers_use_nvlink_not_the_fabric():

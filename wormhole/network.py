@@ -33,6 +33,7 @@ _RUN_IDLE, _RUN_CALLBACKS, _RUN_USER, _RUN_LIMIT = 0, 1, 2, 3
 BASE_HEADER = 48
 
 FlowResult = namedtuple("FlowResult", "id src dst sport dport size start finish fct standalone_fct")
+MessageResult = namedtuple("MessageResult", "id conn size posted done latency")
 
 RESULT_DTYPE = np.dtype([
     ("id", np.int64), ("src", np.int32), ("dst", np.int32), ("sport", np.int32), ("dport", np.int32),
@@ -85,6 +86,8 @@ class Network:
         self._cb_scan = 0
         self._wall = 0.0
         self._standalone = []
+        self._conns = {}            # connection -> deque of (end offset, message id, callback)
+        self._messages = []         # [conn, size, posted, done]
         stop = self.config.simulator_stop_time
         self._stop_ps = INT64_MAX if stop is None else ns3_fixed_point(stop, 10 ** 9) * NS
 
@@ -134,7 +137,7 @@ class Network:
         """Simulated time in ps."""
         return self._kernel.now
 
-    def send(self, src, dst, nbytes, at=None, on_done=None, pg=3, dport=100):
+    def send(self, src, dst, nbytes, at=None, on_done=None, pg=3, dport=100, _persistent=False):
         """Start a flow of ``nbytes`` from host ``src`` to host ``dst`` at time
         ``at`` (ps, default now).  ``on_done(FlowResult)`` is called at the
         simulated time its last byte is acknowledged.  Returns the flow id."""
@@ -168,8 +171,8 @@ class Network:
             win = 0
         rtt_ns = f.max_rtt_ns if c.global_t else int(f.pair_rtt_ns[hs, hd])
         try:
-            fid = self._kernel.add_flow(s, d, int(nbytes), start, sport, int(dport), int(pg), int(win),
-                                        rtt_ns * NS, bool(c.var_win), on_done is not None)
+            fid = self._kernel.add_flow(s, d, 0 if _persistent else int(nbytes), start, sport, int(dport), int(pg),
+                                        int(win), rtt_ns * NS, bool(c.var_win), on_done is not None, _persistent)
         except ValueError as e:
             raise RoutingError(str(e), value=(s, d))
         npk = (int(nbytes) - 1) // int(c.mtu) + 1
@@ -177,7 +180,37 @@ class Network:
         self._standalone.append((int(f.pair_rtt_ns[hs, hd]) + total * 8000000000 // int(f.pair_bw[hs, hd])) * NS)
         if on_done is not None:
             self._on_done[fid] = on_done
+        if _persistent:
+            from collections import deque
+            self._conns[fid] = deque()
         return fid
+
+    def connect(self, src, dst, at=None, pg=3, dport=100):
+        """Open a connection (a persistent queue pair, as NCCL keeps one per ring
+        neighbour): messages posted to it share its congestion-control state.
+        Returns its flow id; it never completes by itself."""
+        fid = self.send(src, dst, 1, at=at, pg=pg, dport=dport, _persistent=True)
+        return fid
+
+    def post(self, conn, nbytes, on_done=None):
+        """Append a message of ``nbytes`` to connection ``conn``; ``on_done(MessageResult)``
+        when its last byte is acknowledged.  Returns the message id."""
+        if isinstance(nbytes, bool) or not isinstance(nbytes, (int, np.integer)) or nbytes <= 0:
+            raise FlowFileError("message size must be a positive integer of bytes", value=nbytes)
+        if conn not in self._conns:
+            raise FlowFileError("not a connection", value=conn)
+        end = self._kernel.post(conn, int(nbytes))
+        mid = len(self._messages)
+        self._messages.append([conn, int(nbytes), self.now, -1])
+        q = self._conns[conn]
+        q.append((end, mid, on_done))
+        if len(q) == 1:
+            self._kernel.set_msg_end(conn, end)
+        return mid
+
+    def message(self, mid):
+        conn, size, posted, done = self._messages[mid]
+        return MessageResult(mid, conn, size, posted, done, done - posted if done >= 0 else -1)
 
     def schedule(self, delay, callback):
         """Call ``callback()`` after ``delay`` ps of simulated time."""
@@ -237,6 +270,16 @@ class Network:
                 return
 
     def _dispatch_done(self):
+        for conn in self._kernel.take_notes():
+            una = self._kernel.snd_una(conn)
+            q = self._conns[conn]
+            while q and q[0][0] <= una:
+                end, mid, cb = q.popleft()
+                self._messages[mid][3] = self.now
+                if cb is not None:
+                    cb(self.message(mid))
+            if q:
+                self._kernel.set_msg_end(conn, q[0][0])
         ids = self._kernel.take_callbacks(self._cb_scan)
         self._cb_scan = self._kernel.n_done
         if not ids:

@@ -179,6 +179,9 @@ ctypedef struct Flow:
     uint8_t has_cb      # 1 if Python wants a completion callback
     uint8_t var_win     # window scales with rate / max_rate
     uint8_t cc          # CcKind
+    uint8_t persistent  # a connection: messages are appended, it never finishes
+    uint8_t on_nic      # 1 while listed in its NIC's queue pairs
+    int64_t msg_end     # connection: end offset of the oldest unreported message, -1 if none
 
 ctypedef struct CcParams:
     int32_t kind        # CcKind of every flow of the simulation
@@ -316,6 +319,9 @@ ctypedef struct Sim:
     int32_t* done       # completed flows in completion order
     int32_t n_done      # completed flows
     int32_t n_done_cb   # completions with callbacks not yet handed to Python
+    int32_t* notes      # connections whose oldest message completed, not yet handed to Python
+    int32_t n_notes     # entries in notes
+    int32_t notes_cap   # capacity of notes
     # congestion control: one state array per algorithm, indexed by flow
     CcParams cc         # congestion-control parameters
     DcqcnState* dcqcn   # per flow when cc.kind == CC_DCQCN

@@ -143,6 +143,7 @@ cdef int32_t nic_pick(Sim* s, Port* pt) noexcept nogil:
                 min_fin = idx
     if min_fin < INT32_MAX:
         nxt = min_fin
+        s.flows[pt.qps[min_fin]].on_nic = 0
         for i in range(min_fin + 1, fcount):
             f = &s.flows[pt.qps[i]]
             if f.snd_una < f.size:
@@ -150,6 +151,8 @@ cdef int32_t nic_pick(Sim* s, Port* pt) noexcept nogil:
                     res = nxt
                 pt.qps[nxt] = pt.qps[i]
                 nxt += 1
+            else:
+                f.on_nic = 0
         pt.nqps = nxt
     return res
 
@@ -430,6 +433,21 @@ cdef inline void flow_complete(Sim* s, int32_t fi) noexcept nogil:
         s.n_done_cb += 1
 
 
+cdef void note_message(Sim* s, int32_t fi) noexcept nogil:
+    """A connection's oldest pending message is acknowledged: tell Python."""
+    cdef int32_t* n
+    if s.n_notes == s.notes_cap:
+        n = <int32_t*>realloc(s.notes, (s.notes_cap * 2 + 64) * sizeof(int32_t))
+        if n == NULL:
+            s.fail = 1
+            return
+        s.notes = n
+        s.notes_cap = s.notes_cap * 2 + 64
+    s.notes[s.n_notes] = fi
+    s.n_notes += 1
+    s.flows[fi].msg_end = -1        # Python sets the next one
+
+
 cdef void host_receive_ack(Sim* s, int32_t pk) noexcept nogil:
     """Sender: cumulative ACK, completion, go-back-N on NACK, then the
     congestion-control reaction (in the reference's order)."""
@@ -444,7 +462,10 @@ cdef void host_receive_ack(Sim* s, int32_t pk) noexcept nogil:
         seq = seq // s.p.chunk * s.p.chunk
     if seq > f.snd_una:
         f.snd_una = seq
-    if f.snd_una >= f.size:
+    if f.persistent:
+        if f.msg_end >= 0 and f.snd_una >= f.msg_end:
+            note_message(s, fi)
+    elif f.snd_una >= f.size:
         flow_complete(s, fi)
     if pkt.kind == PK_NACK:
         f.snd_nxt = f.snd_una
@@ -573,6 +594,7 @@ cdef void flow_start(Sim* s, int32_t fi) noexcept nogil:
         pt.cap_qps = pt.cap_qps * 2 + 8
     pt.qps[pt.nqps] = fi
     pt.nqps += 1
+    f.on_nic = 1
     f.started = 1
     f.next_avail = s.now
     nic_try_send(s, f.src_port)
@@ -648,7 +670,7 @@ cdef int run_loop(Sim* s, int64_t until, int32_t* user) noexcept nogil:
         s.events[e.kind] += 1
         if s.fail:
             return RUN_LIMIT
-        if s.n_done_cb > 0:
+        if s.n_done_cb > 0 or s.n_notes > 0:
             return RUN_CALLBACKS
     return RUN_IDLE
 
@@ -707,7 +729,7 @@ cdef class Kernel:
         free(s.rt_start); free(s.rt_cnt); free(s.rt_ports); free(s.host_nic)
         free(s.pkts); free(s.ints); free(s.flows); free(s.paths); free(s.done)
         free(s.pfc_log); free(s.dcqcn); free(s.hpcc); free(s.timely); free(s.dctcp)
-        free(s.samples)
+        free(s.samples); free(s.notes)
         free(s)
 
     def build(self, dict fab, dict params):
@@ -813,7 +835,7 @@ cdef class Kernel:
                 raise MemoryError()
 
     def add_flow(self, int src, int dst, int64_t size, int64_t start, int sport, int dport,
-                 int pg, int64_t win, int64_t base_rtt, bint var_win, bint has_cb):
+                 int pg, int64_t win, int64_t base_rtt, bint var_win, bint has_cb, bint persistent=False):
         """Add a flow (one queue pair) that starts at `start` ps; returns its index
         or raises ValueError when no path exists."""
         cdef Sim* s = self.s
@@ -854,6 +876,8 @@ cdef class Kernel:
         f.base_rtt = base_rtt
         f.var_win = var_win
         f.has_cb = has_cb
+        f.persistent = persistent
+        f.msg_end = -1
         f.path_off = <int32_t>s.paths_n
         f.path_len = n
         memcpy(&s.paths[s.paths_n], buf, n * sizeof(int32_t))
@@ -909,6 +933,40 @@ cdef class Kernel:
             if s.dctcp == NULL:
                 raise MemoryError()
         s.flow_cap = cap
+
+    def post(self, int32_t fi, int64_t nbytes):
+        """Append a message of ``nbytes`` to connection ``fi``; returns its end offset."""
+        cdef Sim* s = self.s
+        cdef Flow* f
+        if fi < 0 or fi >= s.n_flows or not s.flows[fi].persistent:
+            raise ValueError("not a connection: %d" % fi)
+        if nbytes <= 0:
+            raise ValueError("message size must be positive")
+        f = &s.flows[fi]
+        f.size += nbytes
+        if f.started and not f.on_nic:
+            with nogil:
+                flow_start(s, fi)
+        elif f.started:
+            with nogil:
+                nic_try_send(s, f.src_port)
+        return f.size
+
+    def set_msg_end(self, int32_t fi, int64_t end):
+        """Ask for a notice when the connection's snd_una reaches ``end`` (-1: none)."""
+        cdef Flow* f = &self.s.flows[fi]
+        f.msg_end = end
+        if end >= 0 and f.snd_una >= end:
+            note_message(self.s, fi)
+
+    def take_notes(self):
+        cdef Sim* s = self.s
+        out = [s.notes[i] for i in range(s.n_notes)]
+        s.n_notes = 0
+        return out
+
+    def snd_una(self, int32_t fi):
+        return self.s.flows[fi].snd_una
 
     def schedule_user(self, int64_t t, int cb_id):
         if t < self.s.now:

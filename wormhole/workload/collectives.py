@@ -34,10 +34,15 @@ def chunks_of(nbytes, chunk_bytes):
 class Transport:
     """Moves bytes between GPUs: the NVLink channel inside a server (fixed
     bandwidth and latency, no contention, no fabric packets), the simulated
-    fabric between servers.  Counts the bytes of each."""
+    fabric between servers.  Fabric transfers are messages on one persistent
+    connection per GPU pair (``persistent=True``, as NCCL's channels: the queue
+    pair and its congestion-control state outlive a transfer), or one flow each.
+    Counts the bytes of each."""
 
-    def __init__(self, net, gpus_per_server=8, nvlink_gbps=2400.0, nvlink_latency_ps=1_000_000):
+    def __init__(self, net, gpus_per_server=8, nvlink_gbps=2400.0, nvlink_latency_ps=1_000_000, persistent=True):
         self.net = net
+        self.persistent = bool(persistent)
+        self.conns = {}             # (src, dst) -> connection (one queue pair, as an NCCL channel)
         self.gps = int(gpus_per_server)
         self.nvlink_bps = float(nvlink_gbps) * 1e9
         self.nvlink_latency = int(nvlink_latency_ps)
@@ -61,7 +66,13 @@ class Transport:
         else:
             self.fabric_bytes += nbytes
             self.fabric_flows += 1
-            self.net.send(src, dst, int(nbytes), on_done=lambda r: on_done())
+            if self.persistent:
+                conn = self.conns.get((src, dst))
+                if conn is None:
+                    conn = self.conns[(src, dst)] = self.net.connect(src, dst)
+                self.net.post(conn, int(nbytes), on_done=lambda m: on_done())
+            else:
+                self.net.send(src, dst, int(nbytes), on_done=lambda r: on_done())
 
 
 class Collective:
