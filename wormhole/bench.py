@@ -197,7 +197,8 @@ def run_workload(args):
     rep.update({"cc": args.cc, "mode": args.mode, "topology": args.topology or "rail_optimized(%d)" % args.gpus,
                 "wall_seconds": round(wall, 3), "events": st["events"], "events_skipped": 0,
                 "events_per_second": round(st["events"] / wall) if wall > 0 else 0,
-                "flows": st["flows"], "pfc_pauses": st["pfc_pauses"], "drops": st["drops"],
+                "flows": st["flows"], "messages": len(net._messages), "pfc_pauses": st["pfc_pauses"],
+                "drops": st["drops"],
                 "sim_time_ps": net.now})
     return rep
 
@@ -211,8 +212,8 @@ def _print_report(rep):
     if rep.get("compute_time_ps") is not None:
         lines.append("  compute   %.3f ms, exposed communication %.3f ms" % (
             rep["compute_time_ps"] / 1e9, rep["exposed_comm_ps"] / 1e9))
-    lines += ["traffic     %.3f GB over the fabric in %d flows, %.3f GB over NVLink" % (
-        rep["fabric_bytes"] / 1e9, rep["flows"], rep["nvlink_bytes"] / 1e9),
+    lines += ["traffic     %.3f GB over the fabric in %d messages on %d connections, %.3f GB over NVLink" % (
+        rep["fabric_bytes"] / 1e9, rep["messages"], rep["flows"], rep["nvlink_bytes"] / 1e9),
         "cost        %.2f s wall-clock, %d events (%d skipped), %.2f M events/s" % (
         rep["wall_seconds"], rep["events"], rep["events_skipped"], rep["events_per_second"] / 1e6)]
     print("\n".join(lines))
