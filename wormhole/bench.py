@@ -143,14 +143,11 @@ def run_workload(args):
     """Build the fabric and the job, run it, return the report dict."""
     from .units import gbps
     from .workload import SimAIIteration, TrainingJob, load_preset, read_simai
-    if args.mode == "accelerated":
-        raise wh.NotAvailableError("--mode accelerated is not available yet: the accelerator (partitions, "
-                                   "steady-state fast-forward, memoization) has not landed; use --mode full")
     if args.topology:
         topo = wh.read_topology(args.topology)
     else:
         topo = wh.rail_optimized(args.gpus, rate=gbps(args.rate))
-    cfg = wh.Config.preset(args.cc, max(1, round(topo.nic_rate() / 1e9)))
+    cfg = wh.Config.preset(args.cc, max(1, round(topo.nic_rate() / 1e9)), accelerate=args.mode == "accelerated")
     net = wh.Network(topo, cfg)
     chunk = int(args.chunk_mb * 1024 * 1024)
     if args.model == "simai":
@@ -195,7 +192,8 @@ def run_workload(args):
     st = net.stats
     rep = dict(job.summary())
     rep.update({"cc": args.cc, "mode": args.mode, "topology": args.topology or "rail_optimized(%d)" % args.gpus,
-                "wall_seconds": round(wall, 3), "events": st["events"], "events_skipped": 0,
+                "wall_seconds": round(wall, 3), "events": st["events"], "events_skipped": st["events_skipped"],
+                "skips": st["skips"], "skip_backs": st["skip_backs"],
                 "events_per_second": round(st["events"] / wall) if wall > 0 else 0,
                 "flows": st["flows"], "messages": len(net._messages), "pfc_pauses": st["pfc_pauses"],
                 "drops": st["drops"],

@@ -179,6 +179,17 @@ PARAMS = (
     _p("timely_min_rtt", "us", 20.0, "TIMELY: gradient normaliser", _float, None, 0.001, 1e9),
     _p("sample_interval", "us", 0.0, "record every running flow's rate and every non-empty switch queue "
        "this often (0 = off); see Network.samples() and `python -m wormhole plot`", _float, None, 0, 1e9),
+    _p("accelerate", "bool", False, "fast-forward steady partitions (the Wormhole method)", _bool),
+    _p("steady_window", "samples", 2000, "rate samples per flow in the steady-state test (l)", _int, None, 2,
+       1_000_000),
+    _p("steady_theta", "ratio", 0.05, "a flow is steady when (max - min) / mean of its window < theta (0: never)",
+       _float, None, 0.0, 10.0),
+    _p("min_skip", "us", 2.0, "fast-forward only when the next interrupt is at least this far", _float, None,
+       0.0, 1e9),
+    _p("skip_margin", "bytes", 0, "bytes each flow still simulates packet by packet before an interrupt "
+       "(0: the largest BDP)", _int, None, 0, 1 << 40),
+    _p("steady_check_every", "samples", 8, "re-check a steady flow's partition every this many samples", _int,
+       None, 1, 1 << 30),
     _p("pint_log_base", "ratio", 1.05, "HPCC-PINT log base", _float, "PINT_LOG_BASE", 1.0, 10.0),
     _p("pint_prob", "prob", 1.0, "HPCC-PINT sampling probability", _float, "PINT_PROB", 0.0, 1.0),
 )

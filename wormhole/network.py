@@ -119,6 +119,10 @@ class Network:
             "cc": ccmod.kernel_params(c),
             "sample_interval": int(round(float(c.sample_interval) * 1e6)),
             "ns3_rng": self._ns3_rng(),
+            "accel": {"on": bool(c.accelerate), "l": int(c.steady_window), "theta": float(c.steady_theta),
+                      "min_skip": int(round(float(c.min_skip) * 1e6)),
+                      "margin": int(c.skip_margin) or max(self.fabric.max_bdp, 4 * int(c.mtu)),
+                      "check_every": int(c.steady_check_every)},
         }
 
     def _ns3_rng(self):
@@ -325,6 +329,10 @@ class Network:
     def flow_path(self, fid, reverse=False):
         """Egress ports of a flow's data path (or of its ACKs)."""
         return self._kernel.flow_path(fid, reverse)
+
+    def partitions(self):
+        """The accelerator's partitions: sorted lists of active flow ids."""
+        return self._kernel.partitions()
 
     def port_state(self, port):
         return self._kernel.port_state(port)

@@ -38,7 +38,8 @@ cdef enum EventKind:
     EV_RTO = 5          # a = flow, b = token: retransmission timer (off unless Params.rto > 0)
     EV_CC_TIMER = 6     # a = flow, b = token * 4 + CcTimer: congestion-control timer
     EV_SAMPLE = 7       # periodic rate / queue sampler (off unless Sim.sample_interval > 0)
-    N_EVENT_KINDS = 8
+    EV_SKIP_END = 8     # a = skip slot, b = token: planned end of a partition's fast-forward
+    N_EVENT_KINDS = 9
 
 cdef enum PktKind:
     PK_DATA = 0
@@ -182,6 +183,7 @@ ctypedef struct Flow:
     uint8_t persistent  # a connection: messages are appended, it never finishes
     uint8_t on_nic      # 1 while listed in its NIC's queue pairs
     int64_t msg_end     # connection: end offset of the oldest unreported message, -1 if none
+    int64_t skip_shift  # bytes the flow advances in the fast-forward being applied (scratch)
 
 ctypedef struct CcParams:
     int32_t kind        # CcKind of every flow of the simulation
@@ -245,6 +247,77 @@ ctypedef struct DctcpState:
     int64_t batch       # packets in the current batch
     double alpha        # fraction of marked packets, EWMA
     uint8_t ca_state    # 1 while in CWR
+
+ctypedef struct FlowWin:
+    # Sliding window of a flow's last `l` rate samples (one per ACK) with
+    # monotonic deques, so that max, min and mean cost O(1) per sample.
+    int64_t n           # samples taken so far
+    int64_t sum         # sum of the rates in the window
+    int64_t* val        # ring of the last l rates (bps)
+    int64_t* t          # ring of their sample times (ps)
+    int64_t* una        # ring of snd_una at each sample
+    int64_t* qmax       # deque of sample numbers with decreasing rates (ring of l)
+    int64_t* qmin       # deque of sample numbers with increasing rates (ring of l)
+    int64_t maxh        # head of qmax (sample count based positions)
+    int64_t maxt        # tail of qmax
+    int64_t minh        # head of qmin
+    int64_t mint        # tail of qmin
+    uint8_t steady      # (max - min) / mean < theta over a full window
+    int64_t act_t       # time the flow last went from idle to sending, ps
+    int64_t act_una     # snd_una at that moment
+    int64_t act_n       # samples taken before that moment
+
+ctypedef struct Skip:
+    # One partition's fast-forward in progress.
+    int32_t part        # partition being skipped (-1: slot free)
+    int64_t t0          # time the skip began, ps
+    int64_t t1          # planned end (next interrupt), ps
+    int64_t token       # token of the pending EV_SKIP_END
+    Event* ev           # the partition's events, taken out of the heap
+    int64_t n_ev        # events held
+    int64_t cap_ev      # capacity of ev
+    int32_t* flows      # the partition's flows at the start
+    double* goodput     # each flow's steady goodput, bytes per ps
+    int32_t n_flows     # flows held
+    int32_t cap_flows   # capacity of flows / goodput
+
+ctypedef struct Accel:
+    uint8_t on          # accelerator enabled
+    int32_t l           # samples per window
+    double theta        # steady when (max - min) / mean < theta
+    int64_t min_skip    # skip only if the next interrupt is at least this far, ps
+    int64_t margin      # bytes each flow still simulates before an interrupt
+    int32_t check_every # re-check a steady flow's partition every this many samples
+    FlowWin* win        # per flow (allocated when the flow becomes active)
+    int32_t* part_of    # per flow: its partition, -1 while inactive
+    uint8_t* active     # per flow: counted in a partition
+    int32_t* port_part  # per port: partition of the flows using it, -1 if none
+    int32_t** port_flows  # per port: active flows using it (data or ACK direction)
+    int32_t* port_nf    # per port: entries in port_flows
+    int32_t* port_cap   # per port: capacity of port_flows
+    int32_t** part_flows  # per partition: its flows
+    int32_t* part_nf    # per partition: flows
+    int32_t* part_cap   # per partition: capacity
+    int32_t* part_skip  # per partition: skip slot, -1 if not skipping
+    int32_t n_parts     # partition slots in use (some may be empty)
+    int32_t parts_cap   # partition slots allocated
+    int32_t* free_parts # recycled partition ids
+    int32_t n_free      # entries in free_parts
+    Skip* skips         # skip slots
+    int32_t n_skips     # slots allocated
+    int32_t* scratch    # BFS scratch (flows)
+    int32_t scratch_cap
+    uint8_t* mark       # per flow BFS mark
+    int32_t flow_cap    # capacity of the per-flow arrays
+    # statistics
+    int64_t events_skipped   # events a full run would have processed in the skipped time
+    int64_t skips_started    # fast-forwards begun
+    int64_t skip_backs       # fast-forwards ended early by an unplanned event
+    int64_t time_skipped     # sum over skips of the skipped time, ps
+    int64_t bytes_skipped    # payload bytes advanced without packets
+    int64_t steady_periods   # flows becoming steady
+    int64_t merges           # partition merges
+    int64_t splits           # partition split checks
 
 ctypedef struct PfcRecord:
     int64_t t           # time, ps
@@ -328,6 +401,7 @@ ctypedef struct Sim:
     HpccState* hpcc     # per flow when cc.kind == CC_HPCC
     TimelyState* timely # per flow when cc.kind == CC_TIMELY
     DctcpState* dctcp   # per flow when cc.kind == CC_DCTCP
+    Accel acc          # the accelerator (partitions, steady windows, skips)
     # sampler
     int64_t sample_interval  # ps between rate / queue samples (0 = off)
     int64_t* samples    # rows of (time ps, kind 0 flow / 1 port, index, value)
@@ -338,7 +412,7 @@ ctypedef struct Sim:
     int64_t pfc_n       # records
     int64_t pfc_cap     # capacity
     # statistics
-    int64_t events[8]   # events processed by kind
+    int64_t events[9]   # events processed by kind
     int64_t stale_events   # cancelled wake-ups popped and ignored
     int64_t data_pkts   # data packets sent by NICs
     int64_t ctrl_pkts   # ACK/NACK packets sent

@@ -24,7 +24,7 @@ from wormhole._core.cc cimport (dcqcn_init, dcqcn_cnp, dcqcn_alpha_update, dcqcn
 
 cnp.import_array()
 
-EVENT_NAMES = ("tx_done", "arrive", "nic_wake", "flow_start", "user", "rto", "cc_timer", "sample")
+EVENT_NAMES = ("tx_done", "arrive", "nic_wake", "flow_start", "user", "rto", "cc_timer", "sample", "skip_end")
 # congestion-control registry: name -> kernel enum
 CC_KINDS = {"none": CC_NONE, "dcqcn": CC_DCQCN, "hpcc": CC_HPCC, "timely": CC_TIMELY, "dctcp": CC_DCTCP}
 
@@ -166,7 +166,7 @@ cdef void nic_try_send(Sim* s, int32_t port) noexcept nogil:
     cdef Flow* f
     cdef Packet* pkt
     cdef int64_t t, rate
-    if pt.busy:
+    if pt.busy or port_frozen(s, port):
         return
     if (not pt.paused[s.p.ack_qidx]) and pt.qhead[0] != NO_PKT:
         pk = fifo_pop(s, pt, 0)
@@ -284,7 +284,7 @@ cdef void switch_try_send(Sim* s, int32_t port) noexcept nogil:
     cdef Packet* pkt
     cdef SwitchState* sw
     cdef IntHop* rec
-    if pt.busy or pt.qbytes_total == 0:
+    if pt.busy or pt.qbytes_total == 0 or port_frozen(s, port):
         return
     if pt.qhead[0] != NO_PKT:
         q = 0
@@ -427,6 +427,8 @@ cdef inline void flow_complete(Sim* s, int32_t fi) noexcept nogil:
         for k in range(3):
             s.dcqcn[fi].tok[k] += 1       # cancel the flow's timers
     f.finish = s.now
+    if s.acc.on:
+        part_deactivate(s, fi)
     s.done[s.n_done] = fi
     s.n_done += 1
     if f.has_cb:
@@ -472,6 +474,8 @@ cdef void host_receive_ack(Sim* s, int32_t pk) noexcept nogil:
     if s.cc.kind != CC_NONE:
         cc_on_ack(s, fi, pk)
     pkt_free(s, pk)
+    if s.acc.on and s.acc.active[fi]:
+        win_push(s, fi, f.rate)
     nic_try_send(s, f.src_port)
 
 
@@ -592,12 +596,17 @@ cdef void flow_start(Sim* s, int32_t fi) noexcept nogil:
             return
         pt.qps = q
         pt.cap_qps = pt.cap_qps * 2 + 8
+    if s.acc.on and f.size > f.snd_una:
+        part_activate(s, fi)
     pt.qps[pt.nqps] = fi
     pt.nqps += 1
     f.on_nic = 1
     f.started = 1
     f.next_avail = s.now
     nic_try_send(s, f.src_port)
+
+
+include "accel.pxi"
 
 
 cdef void sample(Sim* s) noexcept nogil:
@@ -663,6 +672,12 @@ cdef int run_loop(Sim* s, int64_t until, int32_t* user) noexcept nogil:
             cc_timer_fire(s, e.a, e.b)
         elif e.kind == EV_SAMPLE:
             sample(s)
+        elif e.kind == EV_SKIP_END:
+            if s.acc.skips[e.a].token == e.b and s.acc.skips[e.a].part >= 0:
+                skip_end(s, e.a, True)
+            else:
+                s.stale_events += 1
+                continue
         else:
             s.events[<int>EV_USER] += 1
             user[0] = e.a
@@ -730,6 +745,19 @@ cdef class Kernel:
         free(s.pkts); free(s.ints); free(s.flows); free(s.paths); free(s.done)
         free(s.pfc_log); free(s.dcqcn); free(s.hpcc); free(s.timely); free(s.dctcp)
         free(s.samples); free(s.notes)
+        if s.acc.on:
+            for i in range(s.n_flows):
+                win_free(s, i)
+            for i in range(s.n_ports):
+                free(s.acc.port_flows[i])
+            for i in range(s.acc.n_parts):
+                free(s.acc.part_flows[i])
+            for i in range(s.acc.n_skips):
+                free(s.acc.skips[i].ev); free(s.acc.skips[i].flows); free(s.acc.skips[i].goodput)
+            free(s.acc.win); free(s.acc.part_of); free(s.acc.active); free(s.acc.mark)
+            free(s.acc.port_part); free(s.acc.port_flows); free(s.acc.port_nf); free(s.acc.port_cap)
+            free(s.acc.part_flows); free(s.acc.part_nf); free(s.acc.part_cap); free(s.acc.part_skip)
+            free(s.acc.free_parts); free(s.acc.skips); free(s.acc.scratch)
         free(s)
 
     def build(self, dict fab, dict params):
@@ -829,6 +857,23 @@ cdef class Kernel:
                 s.ns3rng.r2[i] = rng["r2"][i]
         s.rng = <uint64_t>params["seed"] ^ 0x5eed5eed5eed5eedULL
         _fill_cc_params(&s.cc, params["cc"], s.p.mtu)
+        acc = params.get("accel")
+        if acc is not None and acc["on"]:
+            s.acc.on = 1
+            s.acc.l = acc["l"]
+            s.acc.theta = acc["theta"]
+            s.acc.min_skip = acc["min_skip"]
+            s.acc.margin = acc["margin"]
+            s.acc.check_every = acc["check_every"]
+            s.acc.port_part = <int32_t*>malloc(npt * sizeof(int32_t))
+            s.acc.port_flows = <int32_t**>calloc(npt, sizeof(int32_t*))
+            s.acc.port_nf = <int32_t*>calloc(npt, sizeof(int32_t))
+            s.acc.port_cap = <int32_t*>calloc(npt, sizeof(int32_t))
+            if (s.acc.port_part == NULL or s.acc.port_flows == NULL or s.acc.port_nf == NULL
+                    or s.acc.port_cap == NULL):
+                raise MemoryError()
+            for i in range(npt):
+                s.acc.port_part[i] = -1
         s.sample_interval = params["sample_interval"]
         if s.sample_interval > 0:
             if heap_push(s, 0, EV_SAMPLE, 0, 0) != 0:
@@ -908,6 +953,7 @@ cdef class Kernel:
 
     cdef _grow_flows(self, int32_t cap):
         cdef Sim* s = self.s
+        cdef int32_t i
         cdef Flow* nf = <Flow*>realloc(s.flows, cap * sizeof(Flow))
         if nf == NULL:
             raise MemoryError()
@@ -932,6 +978,18 @@ cdef class Kernel:
             s.dctcp = <DctcpState*>realloc(s.dctcp, cap * sizeof(DctcpState))
             if s.dctcp == NULL:
                 raise MemoryError()
+        if s.acc.on:
+            s.acc.win = <FlowWin*>realloc(s.acc.win, cap * sizeof(FlowWin))
+            s.acc.part_of = <int32_t*>realloc(s.acc.part_of, cap * sizeof(int32_t))
+            s.acc.active = <uint8_t*>realloc(s.acc.active, cap * sizeof(uint8_t))
+            s.acc.mark = <uint8_t*>realloc(s.acc.mark, cap * sizeof(uint8_t))
+            if s.acc.win == NULL or s.acc.part_of == NULL or s.acc.active == NULL or s.acc.mark == NULL:
+                raise MemoryError()
+            memset(&s.acc.win[s.flow_cap], 0, (cap - s.flow_cap) * sizeof(FlowWin))
+            for i in range(s.flow_cap, cap):
+                s.acc.part_of[i] = -1
+                s.acc.active[i] = 0
+                s.acc.mark[i] = 0
         s.flow_cap = cap
 
     def post(self, int32_t fi, int64_t nbytes):
@@ -943,13 +1001,21 @@ cdef class Kernel:
         if nbytes <= 0:
             raise ValueError("message size must be positive")
         f = &s.flows[fi]
+        with nogil:
+            skip_back_flow(s, fi)
+            if s.acc.on and s.acc.active[fi] and f.snd_una >= f.size:
+                conn_resume(s, fi)
         f.size += nbytes
         if f.started and not f.on_nic:
             with nogil:
                 flow_start(s, fi)
         elif f.started:
             with nogil:
+                if s.acc.on and not s.acc.active[fi]:
+                    part_activate(s, fi)
                 nic_try_send(s, f.src_port)
+        if s.fail:
+            raise MemoryError("out of memory")
         return f.size
 
     def set_msg_end(self, int32_t fi, int64_t end):
@@ -1097,6 +1163,27 @@ cdef class Kernel:
             d.update(alpha=s.dctcp[fi].alpha, ca_state=s.dctcp[fi].ca_state, batch=s.dctcp[fi].batch)
         return d
 
+    def partitions(self):
+        """Current partitions: lists of active flow ids (empty if the accelerator is off)."""
+        cdef Accel* a = &self.s.acc
+        out = []
+        if not a.on:
+            return out
+        for p in range(a.n_parts):
+            if a.part_nf[p] > 0:
+                out.append(sorted(a.part_flows[p][i] for i in range(a.part_nf[p])))
+        return out
+
+    def skipping(self):
+        """Partitions being fast-forwarded: (flows, start ps, planned end ps)."""
+        cdef Accel* a = &self.s.acc
+        out = []
+        for i in range(a.n_skips):
+            if a.skips[i].part >= 0:
+                out.append((sorted(a.skips[i].flows[j] for j in range(a.skips[i].n_flows)), a.skips[i].t0,
+                            a.skips[i].t1))
+        return out
+
     def pfc_records(self):
         cdef Sim* s = self.s
         cdef int64_t i
@@ -1148,6 +1235,14 @@ cdef class Kernel:
             "nacks": s.nacks,
             "timeouts": s.timeouts,
             "ns3_draws": s.ns3rng.draws,
+            "events_skipped": s.acc.events_skipped,
+            "skips": s.acc.skips_started,
+            "skip_backs": s.acc.skip_backs,
+            "time_skipped_ps": s.acc.time_skipped,
+            "bytes_skipped": s.acc.bytes_skipped,
+            "steady_periods": s.acc.steady_periods,
+            "partition_merges": s.acc.merges,
+            "partition_splits": s.acc.splits,
             "max_queue_bytes": s.max_qbytes,
             "max_switch_buffer_bytes": s.max_buffer,
             "packets_live": s.pkts_live,

@@ -1,0 +1,589 @@
+# The accelerator (the Wormhole method), included by kernel.pyx.
+#
+# Partitions: connected components of the bipartite graph of active flows and
+# the directed ports they use (data and ACK paths), kept incrementally: a flow
+# that becomes active merges the partitions it touches; a flow that goes idle
+# or finishes triggers a split check of its own partition only.
+#
+# Steady test: per flow, a window of the last l rate samples (one per ACK) with
+# monotonic deques: steady when (max - min) / mean < theta.  A partition is
+# steady when all its flows are.
+#
+# Fast-forward: a steady partition jumps to its next interrupt (the earliest
+# time one of its flows would reach the end of its current message at its
+# steady goodput, less a margin, or a known flow start touching its ports).
+# Its pending events leave the heap; at the end (planned, or earlier when an
+# unplanned event touches it: skip-back) they return shifted by the skipped
+# time, every flow has advanced by its goodput times that time at sender,
+# receiver and in flight, queues keep their occupancy, port byte counters
+# (INT) advance by what the ports would have sent.
+
+from libc.stdlib cimport qsort
+
+cdef int _ev_cmp(const void* a, const void* b) noexcept nogil:
+    cdef Event* x = <Event*>a
+    cdef Event* y = <Event*>b
+    if x.t != y.t:
+        return -1 if x.t < y.t else 1
+    if x.seq != y.seq:
+        return -1 if x.seq < y.seq else 1
+    return 0
+
+
+cdef void heap_rebuild(Sim* s) noexcept nogil:
+    """Restore the heap property of s.heap[0:heap_n] (bottom-up)."""
+    cdef int64_t n = s.heap_n, i, j, child
+    cdef Event e
+    cdef Event* h = s.heap
+    i = n // 2 - 1
+    while i >= 0:
+        e = h[i]
+        j = i
+        while True:
+            child = 2 * j + 1
+            if child >= n:
+                break
+            if child + 1 < n and (h[child + 1].t < h[child].t or
+                                  (h[child + 1].t == h[child].t and h[child + 1].seq < h[child].seq)):
+                child += 1
+            if h[child].t < e.t or (h[child].t == e.t and h[child].seq < e.seq):
+                h[j] = h[child]
+                j = child
+            else:
+                break
+        h[j] = e
+        i -= 1
+
+
+# ---------------------------------------------------------------- windows
+
+cdef int win_alloc(Sim* s, int32_t fi) noexcept nogil:
+    cdef FlowWin* w = &s.acc.win[fi]
+    cdef int64_t L = s.acc.l
+    if w.val == NULL:
+        w.val = <int64_t*>malloc(L * sizeof(int64_t))
+        w.t = <int64_t*>malloc(L * sizeof(int64_t))
+        w.una = <int64_t*>malloc(L * sizeof(int64_t))
+        w.qmax = <int64_t*>malloc(L * sizeof(int64_t))
+        w.qmin = <int64_t*>malloc(L * sizeof(int64_t))
+        if w.val == NULL or w.t == NULL or w.una == NULL or w.qmax == NULL or w.qmin == NULL:
+            s.fail = 1
+            return -1
+    w.n = 0
+    w.sum = 0
+    w.act_t = s.now
+    w.act_una = s.flows[fi].snd_una
+    w.act_n = 0
+    w.maxh = 0
+    w.maxt = 0
+    w.minh = 0
+    w.mint = 0
+    w.steady = 0
+    return 0
+
+
+cdef void win_free(Sim* s, int32_t fi) noexcept nogil:
+    cdef FlowWin* w = &s.acc.win[fi]
+    free(w.val); free(w.t); free(w.una); free(w.qmax); free(w.qmin)
+    w.val = NULL
+    w.t = NULL
+    w.una = NULL
+    w.qmax = NULL
+    w.qmin = NULL
+    w.n = 0
+    w.steady = 0
+
+
+cdef void win_push(Sim* s, int32_t fi, int64_t rate) noexcept nogil:
+    """One rate sample; O(1).  May start a fast-forward of the flow's partition."""
+    cdef Accel* a = &s.acc
+    cdef FlowWin* w = &a.win[fi]
+    cdef int64_t L = a.l, k = w.n, pos = k % L, mx, mn
+    cdef bint steady, flip = False
+    if w.val == NULL:
+        return
+    if k >= L:
+        w.sum -= w.val[pos]
+        if w.maxt > w.maxh and w.qmax[w.maxh % L] <= k - L:
+            w.maxh += 1
+        if w.mint > w.minh and w.qmin[w.minh % L] <= k - L:
+            w.minh += 1
+    w.val[pos] = rate
+    w.t[pos] = s.now
+    w.una[pos] = s.flows[fi].snd_una
+    w.sum += rate
+    while w.maxt > w.maxh and w.val[w.qmax[(w.maxt - 1) % L] % L] <= rate:
+        w.maxt -= 1
+    w.qmax[w.maxt % L] = k
+    w.maxt += 1
+    while w.mint > w.minh and w.val[w.qmin[(w.mint - 1) % L] % L] >= rate:
+        w.mint -= 1
+    w.qmin[w.mint % L] = k
+    w.mint += 1
+    w.n = k + 1
+    if w.n < L:
+        return
+    mx = w.val[w.qmax[w.maxh % L] % L]
+    mn = w.val[w.qmin[w.minh % L] % L]
+    steady = <double>(mx - mn) < a.theta * (<double>w.sum / <double>L)
+    if steady and not w.steady:
+        a.steady_periods += 1
+        flip = True
+    w.steady = steady
+    if steady and (flip or w.n % a.check_every == 0):
+        skip_try(s, a.part_of[fi])
+
+
+# ---------------------------------------------------------------- partitions
+
+cdef int _append(int32_t** arr, int32_t* n, int32_t* cap, int32_t v) noexcept nogil:
+    cdef int32_t* p
+    if n[0] == cap[0]:
+        p = <int32_t*>realloc(arr[0], (cap[0] * 2 + 4) * sizeof(int32_t))
+        if p == NULL:
+            return -1
+        arr[0] = p
+        cap[0] = cap[0] * 2 + 4
+    arr[0][n[0]] = v
+    n[0] += 1
+    return 0
+
+
+cdef void _remove(int32_t* arr, int32_t* n, int32_t v) noexcept nogil:
+    cdef int32_t i
+    for i in range(n[0]):
+        if arr[i] == v:
+            arr[i] = arr[n[0] - 1]
+            n[0] -= 1
+            return
+
+
+cdef int32_t part_new(Sim* s) noexcept nogil:
+    cdef Accel* a = &s.acc
+    cdef int32_t p, cap
+    if a.n_free > 0:
+        a.n_free -= 1
+        return a.free_parts[a.n_free]
+    if a.n_parts == a.parts_cap:
+        cap = a.parts_cap * 2 + 16
+        a.part_flows = <int32_t**>realloc(a.part_flows, cap * sizeof(int32_t*))
+        a.part_nf = <int32_t*>realloc(a.part_nf, cap * sizeof(int32_t))
+        a.part_cap = <int32_t*>realloc(a.part_cap, cap * sizeof(int32_t))
+        a.part_skip = <int32_t*>realloc(a.part_skip, cap * sizeof(int32_t))
+        a.free_parts = <int32_t*>realloc(a.free_parts, cap * sizeof(int32_t))
+        if (a.part_flows == NULL or a.part_nf == NULL or a.part_cap == NULL or a.part_skip == NULL
+                or a.free_parts == NULL):
+            s.fail = 1
+            return -1
+        for p in range(a.parts_cap, cap):
+            a.part_flows[p] = NULL
+            a.part_nf[p] = 0
+            a.part_cap[p] = 0
+            a.part_skip[p] = -1
+        a.parts_cap = cap
+    p = a.n_parts
+    a.n_parts += 1
+    return p
+
+
+cdef inline void _flow_ports(Sim* s, int32_t fi, int32_t** out, int32_t* n) noexcept nogil:
+    """The flow's data ports then its ACK ports are contiguous in s.paths."""
+    cdef Flow* f = &s.flows[fi]
+    out[0] = &s.paths[f.path_off]
+    n[0] = f.path_len + f.rpath_len
+
+
+cdef void _relabel(Sim* s, int32_t fi, int32_t part) noexcept nogil:
+    cdef Accel* a = &s.acc
+    cdef int32_t* ports
+    cdef int32_t n, i
+    a.part_of[fi] = part
+    _flow_ports(s, fi, &ports, &n)
+    for i in range(n):
+        a.port_part[ports[i]] = part
+
+
+cdef void part_activate(Sim* s, int32_t fi) noexcept nogil:
+    """A flow starts sending: merge the partitions its ports touch."""
+    cdef Accel* a = &s.acc
+    cdef int32_t* ports
+    cdef int32_t n, i, j, p, best = -1, other, g
+    if a.active[fi]:
+        return
+    _flow_ports(s, fi, &ports, &n)
+    for i in range(n):                       # an unplanned event for a skipping partition: skip back
+        p = a.port_part[ports[i]]
+        if p >= 0 and a.part_skip[p] >= 0:
+            skip_end(s, a.part_skip[p], False)
+    for i in range(n):
+        p = a.port_part[ports[i]]
+        if p >= 0 and (best < 0 or a.part_nf[p] > a.part_nf[best]):
+            best = p
+    if best < 0:
+        best = part_new(s)
+        if best < 0:
+            return
+    for i in range(n):
+        other = a.port_part[ports[i]]
+        if other >= 0 and other != best:
+            a.merges += 1
+            for j in range(a.part_nf[other]):
+                g = a.part_flows[other][j]
+                _append(&a.part_flows[best], &a.part_nf[best], &a.part_cap[best], g)
+                _relabel(s, g, best)
+            a.part_nf[other] = 0
+            a.free_parts[a.n_free] = other
+            a.n_free += 1
+    if _append(&a.part_flows[best], &a.part_nf[best], &a.part_cap[best], fi) != 0:
+        s.fail = 1
+        return
+    for i in range(n):
+        if _append(&a.port_flows[ports[i]], &a.port_nf[ports[i]], &a.port_cap[ports[i]], fi) != 0:
+            s.fail = 1
+            return
+    _relabel(s, fi, best)
+    a.active[fi] = 1
+    if a.win[fi].val == NULL or s.flows[fi].persistent:
+        win_alloc(s, fi)
+
+
+cdef void part_deactivate(Sim* s, int32_t fi) noexcept nogil:
+    """A flow stops sending: leave its partition, then split that partition if
+    it fell apart (a BFS over its own flows only)."""
+    cdef Accel* a = &s.acc
+    cdef int32_t* ports
+    cdef int32_t n, i, j, k, P, head, tail, g, h, q, comp, first = 1
+    cdef int32_t* pp
+    cdef int32_t np_
+    if not a.active[fi]:
+        return
+    P = a.part_of[fi]
+    _flow_ports(s, fi, &ports, &n)
+    for i in range(n):
+        _remove(a.port_flows[ports[i]], &a.port_nf[ports[i]], fi)
+        if a.port_nf[ports[i]] == 0:
+            a.port_part[ports[i]] = -1
+    _remove(a.part_flows[P], &a.part_nf[P], fi)
+    a.part_of[fi] = -1
+    a.active[fi] = 0
+    if not s.flows[fi].persistent:
+        win_free(s, fi)
+    a.splits += 1
+    # split check: components of P's remaining flows
+    if a.part_nf[P] == 0:
+        a.free_parts[a.n_free] = P
+        a.n_free += 1
+        return
+    if a.scratch_cap < a.part_nf[P]:
+        a.scratch = <int32_t*>realloc(a.scratch, (a.part_nf[P] + 16) * sizeof(int32_t))
+        a.scratch_cap = a.part_nf[P] + 16
+        if a.scratch == NULL:
+            s.fail = 1
+            return
+    # copy members, clear marks
+    np_ = a.part_nf[P]
+    pp = <int32_t*>malloc(np_ * sizeof(int32_t))
+    if pp == NULL:
+        s.fail = 1
+        return
+    for i in range(np_):
+        pp[i] = a.part_flows[P][i]
+        a.mark[pp[i]] = 0
+    a.part_nf[P] = 0
+    for i in range(np_):
+        g = pp[i]
+        if a.mark[g]:
+            continue
+        comp = P if first else part_new(s)
+        first = 0
+        head = 0
+        tail = 0
+        a.scratch[tail] = g
+        tail += 1
+        a.mark[g] = 1
+        while head < tail:
+            h = a.scratch[head]
+            head += 1
+            _append(&a.part_flows[comp], &a.part_nf[comp], &a.part_cap[comp], h)
+            _relabel(s, h, comp)
+            _flow_ports(s, h, &ports, &n)
+            for j in range(n):
+                for k in range(a.port_nf[ports[j]]):
+                    q = a.port_flows[ports[j]][k]
+                    if not a.mark[q]:
+                        a.mark[q] = 1
+                        a.scratch[tail] = q
+                        tail += 1
+    free(pp)
+
+
+# ---------------------------------------------------------------- fast-forward
+
+cdef inline int64_t flow_limit(Flow* f) noexcept nogil:
+    """Where the flow must be simulated again: the end of its oldest message
+    still to report (connections) or of the flow."""
+    if f.persistent and f.msg_end >= 0 and f.msg_end < f.size:
+        return f.msg_end
+    return f.size
+
+
+cdef bint _owned(Sim* s, Event* e, int32_t P) noexcept nogil:
+    """Events that belong to partition P: its ports' transmissions and wake-ups,
+    its flows' packets in flight and timers."""
+    cdef Accel* a = &s.acc
+    cdef int32_t fl
+    if e.kind == EV_TX_DONE or e.kind == EV_NIC_WAKE:
+        return a.port_part[e.a] == P
+    if e.kind == EV_ARRIVE:
+        fl = s.pkts[e.b].flow
+        return fl >= 0 and a.active[fl] and a.part_of[fl] == P
+    if e.kind == EV_RTO or e.kind == EV_CC_TIMER:
+        return a.active[e.a] and a.part_of[e.a] == P
+    return False
+
+
+cdef double _goodput(Sim* s, int32_t fi) noexcept nogil:
+    """Acknowledged bytes per ps over the window, or since the flow last started
+    sending if that is more recent."""
+    cdef FlowWin* w = &s.acc.win[fi]
+    cdef int64_t oldest = w.n % s.acc.l, t0 = w.t[oldest], u0 = w.una[oldest]
+    if w.act_t > t0:
+        t0 = w.act_t
+        u0 = w.act_una
+    if s.now <= t0 or s.flows[fi].snd_una <= u0:
+        return 0.0
+    return <double>(s.flows[fi].snd_una - u0) / <double>(s.now - t0)
+
+
+cdef void skip_try(Sim* s, int32_t P) noexcept nogil:
+    cdef Accel* a = &s.acc
+    cdef int32_t i, fi, j, q, slot = -1, n, nf
+    cdef int32_t* ports
+    cdef Flow* f
+    cdef FlowWin* w
+    cdef int64_t L = a.l, oldest, dt, room, t_end, k
+    cdef double g, best = 1e300
+    cdef Skip* sk
+    cdef Event* e
+    if P < 0 or a.part_skip[P] >= 0:
+        return
+    nf = a.part_nf[P]
+    if nf == 0:
+        return
+    # every flow steady, nothing paused by PFC, a positive goodput and room left
+    for i in range(nf):
+        fi = a.part_flows[P][i]
+        f = &s.flows[fi]
+        w = &a.win[fi]
+        _flow_ports(s, fi, &ports, &n)
+        for j in range(n):
+            for q in range(NQ):
+                if s.ports[ports[j]].paused[q] or s.mmu[ports[j]].pause_sent[q]:
+                    return
+        if f.persistent and f.snd_una >= f.size:
+            continue                        # an idle connection: nothing in flight, it just waits
+        if w.val == NULL or w.n < L or not w.steady or w.n - w.act_n < a.check_every * 8:
+            return
+        g = _goodput(s, fi)
+        if g <= 0:
+            return
+        room = flow_limit(f) - f.snd_una - a.margin
+        if room <= 0:
+            return
+        if <double>room / g < best:
+            best = <double>room / g
+    t_end = s.now + <int64_t>best
+    # a known flow start touching the partition comes first
+    for k in range(s.heap_n):
+        e = &s.heap[k]
+        if e.kind == EV_FLOW_START and e.t < t_end:
+            _flow_ports(s, e.a, &ports, &n)
+            for j in range(n):
+                if a.port_part[ports[j]] == P:
+                    t_end = e.t
+                    break
+    if t_end - s.now < a.min_skip:
+        return
+    for i in range(a.n_skips):
+        if a.skips[i].part < 0:
+            slot = i
+            break
+    if slot < 0:
+        a.skips = <Skip*>realloc(a.skips, (a.n_skips * 2 + 4) * sizeof(Skip))
+        if a.skips == NULL:
+            s.fail = 1
+            return
+        for i in range(a.n_skips, a.n_skips * 2 + 4):
+            memset(&a.skips[i], 0, sizeof(Skip))
+            a.skips[i].part = -1
+        slot = a.n_skips
+        a.n_skips = a.n_skips * 2 + 4
+    sk = &a.skips[slot]
+    if sk.cap_flows < nf:
+        sk.flows = <int32_t*>realloc(sk.flows, nf * sizeof(int32_t))
+        sk.goodput = <double*>realloc(sk.goodput, nf * sizeof(double))
+        sk.cap_flows = nf
+        if sk.flows == NULL or sk.goodput == NULL:
+            s.fail = 1
+            return
+    sk.n_flows = nf
+    for i in range(nf):
+        fi = a.part_flows[P][i]
+        sk.flows[i] = fi
+        f = &s.flows[fi]
+        sk.goodput[i] = 0.0 if (f.persistent and f.snd_una >= f.size) else _goodput(s, fi)
+    # take the partition's events out of the heap
+    sk.n_ev = 0
+    j = 0
+    for k in range(s.heap_n):
+        if _owned(s, &s.heap[k], P):
+            if sk.n_ev == sk.cap_ev:
+                sk.ev = <Event*>realloc(sk.ev, (sk.cap_ev * 2 + 64) * sizeof(Event))
+                if sk.ev == NULL:
+                    s.fail = 1
+                    return
+                sk.cap_ev = sk.cap_ev * 2 + 64
+            sk.ev[sk.n_ev] = s.heap[k]
+            sk.n_ev += 1
+        else:
+            s.heap[j] = s.heap[k]
+            j += 1
+    s.heap_n = j
+    heap_rebuild(s)
+    sk.part = P
+    sk.t0 = s.now
+    sk.t1 = t_end
+    sk.token += 1
+    a.part_skip[P] = slot
+    a.skips_started += 1
+    if heap_push(s, t_end, EV_SKIP_END, slot, sk.token) != 0:
+        s.fail = 1
+
+
+cdef inline void _shift_packet(Sim* s, Packet* pkt, int64_t dt) noexcept nogil:
+    if pkt.kind != PK_PFC and pkt.flow >= 0:
+        pkt.seq += s.flows[pkt.flow].skip_shift
+        pkt.ts += dt
+
+
+cdef void skip_end(Sim* s, int32_t slot, bint planned) noexcept nogil:
+    cdef Accel* a = &s.acc
+    cdef Skip* sk = &a.skips[slot]
+    cdef int32_t P = sk.part, i, j, fi, n, q, pk
+    cdef int32_t* ports
+    cdef int64_t dt = s.now - sk.t0, B, npk, L = a.l, k
+    cdef Flow* f
+    cdef FlowWin* w
+    cdef Port* pt
+    cdef Event e
+    if P < 0:
+        return
+    for i in range(sk.n_flows):
+        fi = sk.flows[i]
+        f = &s.flows[fi]
+        B = <int64_t>(sk.goodput[i] * <double>dt) // s.p.mtu * s.p.mtu
+        if B > flow_limit(f) - f.snd_una - s.p.mtu:
+            B = (flow_limit(f) - f.snd_una - s.p.mtu) // s.p.mtu * s.p.mtu
+        if B < 0:
+            B = 0
+        f.skip_shift = B
+        f.snd_nxt += B
+        f.snd_una += B
+        f.max_sent += B
+        f.rcv_nxt += B
+        f.rcv_bytes += B
+        if f.last_nack > 0:
+            f.last_nack += B
+        if f.nack_timer > 0:
+            f.nack_timer += dt
+        f.next_avail += dt
+        f.rto_mark += B
+        if s.cc.kind == CC_HPCC and s.hpcc[fi].last_update_seq > 0:
+            s.hpcc[fi].last_update_seq += B
+        elif s.cc.kind == CC_TIMELY and s.timely[fi].last_update_seq > 0:
+            s.timely[fi].last_update_seq += B
+        elif s.cc.kind == CC_DCTCP:
+            if s.dctcp[fi].last_update_seq > 0:
+                s.dctcp[fi].last_update_seq += B
+            if s.dctcp[fi].high_seq > 0:
+                s.dctcp[fi].high_seq += B
+        w = &a.win[fi]
+        if w.val != NULL:
+            for k in range(L if w.n >= L else w.n):
+                w.t[k] += dt
+                w.una[k] += B
+            w.act_t += dt
+            w.act_una += B
+        npk = B // s.p.mtu
+        for j in range(f.path_len):
+            s.ports[s.paths[f.path_off + j]].tx_bytes += npk * (s.p.mtu + s.p.hdr_bytes)
+            s.ports[s.paths[f.path_off + j]].tx_packets += npk
+        for j in range(f.rpath_len):
+            s.ports[s.paths[f.rpath_off + j]].tx_bytes += npk * s.p.ack_bytes
+            s.ports[s.paths[f.rpath_off + j]].tx_packets += npk
+        a.events_skipped += npk * 2 * (f.path_len + f.rpath_len)
+        a.bytes_skipped += B
+    # packets waiting in the partition's queues, then its held events
+    for i in range(s.n_ports):
+        if a.port_part[i] != P:
+            continue
+        pt = &s.ports[i]
+        if pt.wake_t >= 0:
+            pt.wake_t += dt
+        for q in range(NQ):
+            pk = pt.qhead[q]
+            while pk != NO_PKT:
+                _shift_packet(s, &s.pkts[pk], dt)
+                pk = s.pkts[pk].next
+    qsort(sk.ev, sk.n_ev, sizeof(Event), _ev_cmp)
+    for k in range(sk.n_ev):
+        e = sk.ev[k]
+        if e.kind == EV_ARRIVE:
+            _shift_packet(s, &s.pkts[e.b], dt)
+        if heap_push(s, e.t + dt, e.kind, e.a, e.b) != 0:
+            s.fail = 1
+    for i in range(sk.n_flows):
+        s.flows[sk.flows[i]].skip_shift = 0
+    sk.n_ev = 0
+    sk.part = -1
+    sk.token += 1
+    a.part_skip[P] = -1
+    # ports that received something while frozen may need a kick
+    for i in range(s.n_ports):
+        if a.port_part[i] == P and not s.ports[i].busy:
+            if s.is_switch[s.ports[i].node]:
+                switch_try_send(s, i)
+            else:
+                nic_try_send(s, i)
+    a.time_skipped += dt
+    if not planned:
+        a.skip_backs += 1
+
+
+cdef inline bint port_frozen(Sim* s, int32_t port) noexcept nogil:
+    cdef int32_t p
+    if not s.acc.on:
+        return False
+    p = s.acc.port_part[port]
+    return p >= 0 and s.acc.part_skip[p] >= 0
+
+
+cdef void skip_back_flow(Sim* s, int32_t fi) noexcept nogil:
+    """End every fast-forward whose partition uses one of the flow's ports."""
+    cdef int32_t* ports
+    cdef int32_t n, i, p
+    if not s.acc.on:
+        return
+    _flow_ports(s, fi, &ports, &n)
+    for i in range(n):
+        p = s.acc.port_part[ports[i]]
+        if p >= 0 and s.acc.part_skip[p] >= 0:
+            skip_end(s, s.acc.part_skip[p], False)
+
+
+cdef void conn_resume(Sim* s, int32_t fi) noexcept nogil:
+    """A connection gets data again after being idle: goodput is measured from now."""
+    cdef FlowWin* w = &s.acc.win[fi]
+    w.act_t = s.now
+    w.act_una = s.flows[fi].snd_una
+    w.act_n = w.n
