@@ -210,7 +210,10 @@ def test_bench_command_reports_an_iteration(capsys):
     assert main(["gpt7b", "--gpus", "16", "--layers", "1", "--json", "--no-progress"]) == 0
     rep = json.loads(capsys.readouterr().out)
     assert rep["iteration_time_ps"] > 0 and rep["events"] > 0 and rep["fabric_bytes"] > 0 and rep["dp"] == 2
-    assert main(["gpt7b", "--gpus", "16", "--no-progress", "--mode", "accelerated"]) == 2
-    err = capsys.readouterr().err
-    assert "not available yet" in err and len(err.strip().splitlines()) == 1
+    assert main(["gpt7b", "--gpus", "16", "--layers", "1", "--json", "--no-progress", "--mode", "accelerated"]) == 0
+    acc = json.loads(capsys.readouterr().out)
+    assert acc["mode"] == "accelerated" and "events_skipped" in acc
+    assert abs(acc["iteration_time_ps"] - rep["iteration_time_ps"]) / rep["iteration_time_ps"] < 0.01
     assert main(["gpt7b", "--gpus", "12", "--no-progress"]) == 2
+    err = capsys.readouterr().err
+    assert "not a multiple" in err and len(err.strip().splitlines()) == 1
