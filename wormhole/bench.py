@@ -139,8 +139,9 @@ class _Parser(argparse.ArgumentParser):
         sys.exit(2)
 
 
-def run_workload(args):
-    """Build the fabric and the job, run it, return the report dict."""
+def run_workload(args, keep=None):
+    """Build the fabric and the job, run it, return the report dict (and, if
+    ``keep`` is a dict, put the network and the job in it)."""
     from .units import gbps
     from .workload import SimAIIteration, TrainingJob, load_preset, read_simai
     if args.topology:
@@ -190,6 +191,8 @@ def run_workload(args):
     if not done:
         raise wh.WormholeError("the job stopped before finishing (a flow stalled?)")
     st = net.stats
+    if keep is not None:
+        keep["net"], keep["job"] = net, job
     rep = dict(job.summary())
     rep.update({"cc": args.cc, "mode": args.mode, "topology": args.topology or "rail_optimized(%d)" % args.gpus,
                 "wall_seconds": round(wall, 3), "events": st["events"], "events_skipped": st["events_skipped"],

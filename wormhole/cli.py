@@ -48,6 +48,16 @@ def _build_parser():
     r.add_argument("--set", action="append", default=[], metavar="NAME=VALUE", help="override a parameter")
     r.add_argument("--stats-json", help="write the run's statistics as one JSON object")
     r.add_argument("--quiet", action="store_true", help="no summary")
+    fi = sub.add_parser("fidelity", help="accelerated against full runs of the same input",
+                        description="Run the same input in full packet mode and accelerated; report per-flow "
+                                    "(per-message for training jobs) FCT error, iteration-time error, events "
+                                    "and wall-clock ratios; write fidelity.csv, summary.json, fidelity.png.")
+    fi.add_argument("--config", help="reference config.txt (inputs from TOPOLOGY_FILE / FLOW_FILE)")
+    fi.add_argument("--topology")
+    fi.add_argument("--flows")
+    fi.add_argument("--bench", nargs=argparse.REMAINDER,
+                    help="the rest of the line: arguments of python -m wormhole.bench (e.g. gpt13b --gpus 32)")
+    fi.add_argument("--out", required=True)
     sub.add_parser("params", help="print the parameter registry as a Markdown table")
     pl = sub.add_parser("plot", help="draw rate-vs-time and queue-vs-time PNGs from a --trace folder")
     pl.add_argument("--trace", required=True, metavar="DIR", help="folder with rates.csv and queues.csv")
@@ -173,6 +183,14 @@ def main(argv=None):
     try:
         if args.cmd == "run":
             return cmd_run(args)
+        if args.cmd == "fidelity":
+            from .fidelity import run_fidelity
+            summary, written = run_fidelity(args)
+            for k in sorted(summary):
+                v = summary[k]
+                print("%-24s %s" % (k, ("%.4f" % v) if isinstance(v, float) else v))
+            print("wrote %s" % ", ".join(written))
+            return 0
         if args.cmd == "params":
             sys.stdout.write(docs_markdown())
             return 0

@@ -187,7 +187,7 @@ PARAMS = (
     _p("min_skip", "us", 2.0, "fast-forward only when the next interrupt is at least this far", _float, None,
        0.0, 1e9),
     _p("skip_margin", "bytes", 0, "bytes each flow still simulates packet by packet before an interrupt "
-       "(0: the largest BDP)", _int, None, 0, 1 << 40),
+       "(0: 16 packets)", _int, None, 0, 1 << 40),
     _p("steady_check_every", "samples", 8, "re-check a steady flow's partition every this many samples", _int,
        None, 1, 1 << 30),
     _p("pint_log_base", "ratio", 1.05, "HPCC-PINT log base", _float, "PINT_LOG_BASE", 1.0, 10.0),

@@ -121,7 +121,7 @@ class Network:
             "ns3_rng": self._ns3_rng(),
             "accel": {"on": bool(c.accelerate), "l": int(c.steady_window), "theta": float(c.steady_theta),
                       "min_skip": int(round(float(c.min_skip) * 1e6)),
-                      "margin": int(c.skip_margin) or max(self.fabric.max_bdp, 4 * int(c.mtu)),
+                      "margin": int(c.skip_margin) or 16 * int(c.mtu),
                       "check_every": int(c.steady_check_every)},
         }
 
