@@ -387,7 +387,7 @@ cdef void skip_try(Sim* s, int32_t P) noexcept nogil:
         g = _goodput(s, fi)
         if g <= 0:
             return
-        room = flow_limit(f) - f.snd_una - a.margin
+        room = flow_limit(f) - f.snd_nxt - a.margin     # bytes in flight are not skipped over
         if room <= 0:
             return
         if <double>room / g < best:
@@ -482,8 +482,8 @@ cdef void skip_end(Sim* s, int32_t slot, bint planned) noexcept nogil:
         fi = sk.flows[i]
         f = &s.flows[fi]
         B = <int64_t>(sk.goodput[i] * <double>dt) // s.p.mtu * s.p.mtu
-        if B > flow_limit(f) - f.snd_una - s.p.mtu:
-            B = (flow_limit(f) - f.snd_una - s.p.mtu) // s.p.mtu * s.p.mtu
+        if B > flow_limit(f) - f.snd_nxt:
+            B = (flow_limit(f) - f.snd_nxt) // s.p.mtu * s.p.mtu
         if B < 0:
             B = 0
         f.skip_shift = B
