@@ -60,15 +60,21 @@ cdef void heap_rebuild(Sim* s) noexcept nogil:
 cdef int win_alloc(Sim* s, int32_t fi) noexcept nogil:
     cdef FlowWin* w = &s.acc.win[fi]
     cdef int64_t L = s.acc.l
+    cdef int64_t* buf
     if w.val == NULL:
-        w.val = <int64_t*>malloc(L * sizeof(int64_t))
-        w.t = <int64_t*>malloc(L * sizeof(int64_t))
-        w.una = <int64_t*>malloc(L * sizeof(int64_t))
-        w.qmax = <int64_t*>malloc(L * sizeof(int64_t))
-        w.qmin = <int64_t*>malloc(L * sizeof(int64_t))
-        if w.val == NULL or w.t == NULL or w.una == NULL or w.qmax == NULL or w.qmin == NULL:
-            s.fail = 1
-            return -1
+        if s.acc.n_pool > 0:
+            s.acc.n_pool -= 1
+            buf = s.acc.pool[s.acc.n_pool]
+        else:
+            buf = <int64_t*>malloc(5 * L * sizeof(int64_t))
+            if buf == NULL:
+                s.fail = 1
+                return -1
+        w.val = buf
+        w.t = buf + L
+        w.una = buf + 2 * L
+        w.qmax = buf + 3 * L
+        w.qmin = buf + 4 * L
     w.n = 0
     w.sum = 0
     w.act_t = s.now
@@ -83,8 +89,21 @@ cdef int win_alloc(Sim* s, int32_t fi) noexcept nogil:
 
 
 cdef void win_free(Sim* s, int32_t fi) noexcept nogil:
+    """Return the window's buffer to the pool (one allocation holds its 5 rings)."""
     cdef FlowWin* w = &s.acc.win[fi]
-    free(w.val); free(w.t); free(w.una); free(w.qmax); free(w.qmin)
+    cdef Accel* a = &s.acc
+    cdef int64_t** np_
+    if w.val != NULL:
+        if a.n_pool == a.pool_cap:
+            np_ = <int64_t**>realloc(a.pool, (a.pool_cap * 2 + 16) * sizeof(int64_t*))
+            if np_ == NULL:
+                free(w.val)
+            else:
+                a.pool = np_
+                a.pool_cap = a.pool_cap * 2 + 16
+        if a.n_pool < a.pool_cap:
+            a.pool[a.n_pool] = w.val
+            a.n_pool += 1
     w.val = NULL
     w.t = NULL
     w.una = NULL
@@ -163,6 +182,7 @@ cdef int32_t part_new(Sim* s) noexcept nogil:
     cdef int32_t p, cap
     if a.n_free > 0:
         a.n_free -= 1
+        a.part_dirty[a.free_parts[a.n_free]] = 0
         return a.free_parts[a.n_free]
     if a.n_parts == a.parts_cap:
         cap = a.parts_cap * 2 + 16
@@ -170,9 +190,10 @@ cdef int32_t part_new(Sim* s) noexcept nogil:
         a.part_nf = <int32_t*>realloc(a.part_nf, cap * sizeof(int32_t))
         a.part_cap = <int32_t*>realloc(a.part_cap, cap * sizeof(int32_t))
         a.part_skip = <int32_t*>realloc(a.part_skip, cap * sizeof(int32_t))
+        a.part_dirty = <uint8_t*>realloc(a.part_dirty, cap * sizeof(uint8_t))
         a.free_parts = <int32_t*>realloc(a.free_parts, cap * sizeof(int32_t))
         if (a.part_flows == NULL or a.part_nf == NULL or a.part_cap == NULL or a.part_skip == NULL
-                or a.free_parts == NULL):
+                or a.free_parts == NULL or a.part_dirty == NULL):
             s.fail = 1
             return -1
         for p in range(a.parts_cap, cap):
@@ -180,6 +201,7 @@ cdef int32_t part_new(Sim* s) noexcept nogil:
             a.part_nf[p] = 0
             a.part_cap[p] = 0
             a.part_skip[p] = -1
+            a.part_dirty[p] = 0
         a.parts_cap = cap
     p = a.n_parts
     a.n_parts += 1
@@ -227,6 +249,8 @@ cdef void part_activate(Sim* s, int32_t fi) noexcept nogil:
         other = a.port_part[ports[i]]
         if other >= 0 and other != best:
             a.merges += 1
+            if a.part_dirty[other]:
+                a.part_dirty[best] = 1
             for j in range(a.part_nf[other]):
                 g = a.part_flows[other][j]
                 _append(&a.part_flows[best], &a.part_nf[best], &a.part_cap[best], g)
@@ -248,13 +272,11 @@ cdef void part_activate(Sim* s, int32_t fi) noexcept nogil:
 
 
 cdef void part_deactivate(Sim* s, int32_t fi) noexcept nogil:
-    """A flow stops sending: leave its partition, then split that partition if
-    it fell apart (a BFS over its own flows only)."""
+    """A flow stops sending: it leaves its partition, which is marked for a
+    split check of its own flows."""
     cdef Accel* a = &s.acc
     cdef int32_t* ports
-    cdef int32_t n, i, j, k, P, head, tail, g, h, q, comp, first = 1
-    cdef int32_t* pp
-    cdef int32_t np_
+    cdef int32_t n, i, P
     if not a.active[fi]:
         return
     P = a.part_of[fi]
@@ -268,11 +290,25 @@ cdef void part_deactivate(Sim* s, int32_t fi) noexcept nogil:
     a.active[fi] = 0
     if not s.flows[fi].persistent:
         win_free(s, fi)
-    a.splits += 1
-    # split check: components of P's remaining flows
     if a.part_nf[P] == 0:
+        a.part_dirty[P] = 0
         a.free_parts[a.n_free] = P
         a.n_free += 1
+        return
+    a.part_dirty[P] = 1          # split check deferred until the partition is looked at
+
+
+cdef void part_split(Sim* s, int32_t P) noexcept nogil:
+    """Split check of one partition: its remaining flows' components (BFS over
+    its own flows only)."""
+    cdef Accel* a = &s.acc
+    cdef int32_t* ports
+    cdef int32_t n, i, j, k, head, tail, g, h, q, comp, first = 1
+    cdef int32_t* pp
+    cdef int32_t np_
+    a.part_dirty[P] = 0
+    a.splits += 1
+    if a.part_nf[P] == 0:
         return
     if a.scratch_cap < a.part_nf[P]:
         a.scratch = <int32_t*>realloc(a.scratch, (a.part_nf[P] + 16) * sizeof(int32_t))
@@ -367,6 +403,9 @@ cdef void skip_try(Sim* s, int32_t P) noexcept nogil:
     cdef Event* e
     if P < 0 or a.part_skip[P] >= 0:
         return
+    if a.part_dirty[P]:
+        part_split(s, P)
+        return                      # partitions changed: the next sample re-checks
     nf = a.part_nf[P]
     if nf == 0:
         return

@@ -299,6 +299,10 @@ ctypedef struct Accel:
     int32_t* part_nf    # per partition: flows
     int32_t* part_cap   # per partition: capacity
     int32_t* part_skip  # per partition: skip slot, -1 if not skipping
+    uint8_t* part_dirty # per partition: a flow left, split check pending
+    int64_t** pool      # recycled window buffers (5 * l int64 each)
+    int32_t n_pool      # buffers in the pool
+    int32_t pool_cap    # capacity of pool
     int32_t n_parts     # partition slots in use (some may be empty)
     int32_t parts_cap   # partition slots allocated
     int32_t* free_parts # recycled partition ids

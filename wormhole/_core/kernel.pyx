@@ -757,7 +757,10 @@ cdef class Kernel:
             free(s.acc.win); free(s.acc.part_of); free(s.acc.active); free(s.acc.mark)
             free(s.acc.port_part); free(s.acc.port_flows); free(s.acc.port_nf); free(s.acc.port_cap)
             free(s.acc.part_flows); free(s.acc.part_nf); free(s.acc.part_cap); free(s.acc.part_skip)
-            free(s.acc.free_parts); free(s.acc.skips); free(s.acc.scratch)
+            for i in range(s.acc.n_pool):
+                free(s.acc.pool[i])
+            free(s.acc.free_parts); free(s.acc.skips); free(s.acc.scratch); free(s.acc.part_dirty)
+            free(s.acc.pool)
         free(s)
 
     def build(self, dict fab, dict params):
@@ -1169,6 +1172,9 @@ cdef class Kernel:
         out = []
         if not a.on:
             return out
+        for p in range(a.n_parts):
+            if a.part_dirty[p]:
+                part_split(self.s, p)
         for p in range(a.n_parts):
             if a.part_nf[p] > 0:
                 out.append(sorted(a.part_flows[p][i] for i in range(a.part_nf[p])))
