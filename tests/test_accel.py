@@ -126,3 +126,107 @@ def test_connections_are_fast_forwarded_between_messages():
     err = np.abs(lat1 - lat0) / lat0
     assert err.mean() < 0.01 and err.max() < 0.05
     assert acc.stats["events_skipped"] > 0.9 * (acc.stats["events"] + acc.stats["events_skipped"])
+
+
+# ---------------------------------------------------------------- memoization
+
+def random_graph(rnd, n):
+    colours = [(rnd.choice([8, 16, 32]), 100, rnd.choice([2, 4])) for _ in range(n)]
+    edges = {}
+    for i in range(n):
+        for j in range(i + 1, n):
+            if rnd.random() < 0.4:
+                edges[(i, j)] = rnd.choice([1, 2, 3])
+    return colours, edges
+
+
+def relabel(colours, edges, perm):
+    inv = {old: new for new, old in enumerate(perm)}
+    c2 = [None] * len(colours)
+    for old, c in enumerate(colours):
+        c2[inv[old]] = c
+    e2 = {}
+    for (i, j), w in edges.items():
+        a, b = sorted((inv[i], inv[j]))
+        e2[(a, b)] = w
+    return c2, e2
+
+
+def test_canonical_keys_match_isomorphic_and_differ_otherwise():
+    from wormhole.accel import canonical_key
+    rnd = random.Random(5)
+    for _ in range(30):
+        n = rnd.randrange(2, 9)
+        c, e = random_graph(rnd, n)
+        key, order = canonical_key(c, e, "hpcc")
+        perm = list(range(n))
+        rnd.shuffle(perm)
+        c2, e2 = relabel(c, e, perm)
+        key2, order2 = canonical_key(c2, e2, "hpcc")
+        assert key == key2
+        # the canonical orders map the vertices onto each other with the same colours
+        assert [c[v] for v in order] == [c2[v] for v in order2]
+        assert canonical_key(c, e, "dcqcn")[0] != key              # another algorithm, another key
+        if e:
+            (i, j), w = next(iter(e.items()))
+            e3 = dict(e)
+            e3[(i, j)] = w + 7                                     # another edge weight
+            assert canonical_key(c, e3, "hpcc")[0] != key
+        c4 = list(c)
+        c4[0] = (99,) + c4[0][1:]                                  # another rate colour
+        assert canonical_key(c4, e, "hpcc")[0] != key
+
+
+def contests(accelerate, rounds=4, memo_db=None, **cfg):
+    net = wh.Network(wh.dumbbell(2, 2), wh.Config.preset("hpcc", accelerate=accelerate, memo_db=memo_db, **cfg))
+    state = {"left": 0, "round": 0}
+
+    def start_round():
+        state["round"] += 1
+        state["left"] = 2
+        for i in range(2):
+            net.send(i, 2 + i, 20_000_000, on_done=finished)
+
+    def finished(r):
+        state["left"] -= 1
+        if state["left"] == 0 and state["round"] < rounds:
+            net.schedule(10 * US, start_round)
+
+    net.schedule(0, start_round)
+    net.run()
+    return net
+
+
+def test_memo_hits_on_repeated_convergences_and_stays_accurate(tmp_path):
+    full = contests(False)
+    db = str(tmp_path / "memo.sqlite")
+    acc = contests(True, memo_db=db)
+    st = acc.stats
+    assert st["memo_stored"] >= 1 and st["memo_hits"] >= 2 and st["memo_applied"] == st["memo_hits"]
+    f0, f1 = full.results["fct"], acc.results["fct"]
+    err = np.abs(f1 - f0) / f0
+    assert err.mean() < 0.01 and err.max() < 0.05
+    rcv_nxt, _, _ = acc.delivered()
+    assert (rcv_nxt == 20_000_000).all()
+    # a second run with the same database hits from the first round on and processes fewer events
+    again = contests(True, memo_db=db)
+    assert again.stats["memo_hits"] > st["memo_hits"] - 1 and again.stats["memo_hits"] >= 3
+    assert again.stats["events"] <= st["events"]
+
+
+def test_memo_database_is_versioned(tmp_path):
+    import sqlite3
+    from wormhole.accel import MemoDB
+    p = str(tmp_path / "m.sqlite")
+    MemoDB(p).put("k", {"dt": 1})
+    assert MemoDB(p).get("k") == {"dt": 1}
+    con = sqlite3.connect(p)
+    con.execute("UPDATE meta SET v = '999' WHERE k = 'version'")
+    con.commit()
+    con.close()
+    with pytest.raises(wh.WormholeError):
+        MemoDB(p)
+    bad = tmp_path / "junk.sqlite"
+    bad.write_bytes(b"not a database at all" * 100)
+    with pytest.raises(wh.WormholeError):
+        MemoDB(str(bad))

@@ -190,6 +190,10 @@ PARAMS = (
        "(0: 16 packets)", _int, None, 0, 1 << 40),
     _p("steady_check_every", "samples", 8, "re-check a steady flow's partition every this many samples", _int,
        None, 1, 1 << 30),
+    _p("memo", "bool", True, "with accelerate: memoize partition convergences (canonical conflict graphs)",
+       _bool),
+    _p("memo_db", "path", None, "SQLite file of the memo database, reused across runs (None: in memory)",
+       _str),
     _p("pint_log_base", "ratio", 1.05, "HPCC-PINT log base", _float, "PINT_LOG_BASE", 1.0, 10.0),
     _p("pint_prob", "prob", 1.0, "HPCC-PINT sampling probability", _float, "PINT_PROB", 0.0, 1.0),
 )

@@ -88,6 +88,10 @@ class Network:
         self._standalone = []
         self._conns = {}            # connection -> deque of (end offset, message id, callback)
         self._messages = []         # [conn, size, posted, done]
+        self._memo = None
+        if self.config.accelerate and self.config.memo:
+            from .accel.memo import Memo
+            self._memo = Memo(self, self.config.memo_db)
         stop = self.config.simulator_stop_time
         self._stop_ps = INT64_MAX if stop is None else ns3_fixed_point(stop, 10 ** 9) * NS
 
@@ -122,7 +126,8 @@ class Network:
             "accel": {"on": bool(c.accelerate), "l": int(c.steady_window), "theta": float(c.steady_theta),
                       "min_skip": int(round(float(c.min_skip) * 1e6)),
                       "margin": int(c.skip_margin) or 16 * int(c.mtu),
-                      "check_every": int(c.steady_check_every)},
+                      "check_every": int(c.steady_check_every),
+                      "memo": bool(c.accelerate and c.memo)},
         }
 
     def _ns3_rng(self):
@@ -274,6 +279,10 @@ class Network:
                 return
 
     def _dispatch_done(self):
+        if self._memo is not None:
+            notes = self._kernel.take_memo_notes()
+            if notes:
+                self._memo.handle(notes)
         for conn in self._kernel.take_notes():
             una = self._kernel.snd_una(conn)
             q = self._conns[conn]
@@ -366,6 +375,9 @@ class Network:
         st["sim_time_ps"] = self._kernel.now
         st["flows"] = self._kernel.n_flows
         st["flows_completed"] = self._kernel.n_done
+        if self._memo is not None:
+            st.update(memo_hits=self._memo.hits, memo_misses=self._memo.misses, memo_stored=self._memo.stored,
+                      memo_entries=len(self._memo.db), memo_db_bytes=self._memo.db.size_bytes())
         return st
 
     # -- reference outputs ---------------------------------------------------

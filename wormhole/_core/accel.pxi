@@ -80,6 +80,7 @@ cdef int win_alloc(Sim* s, int32_t fi) noexcept nogil:
     w.act_t = s.now
     w.act_una = s.flows[fi].snd_una
     w.act_n = 0
+    w.need = 0
     w.maxh = 0
     w.maxt = 0
     w.minh = 0
@@ -177,6 +178,22 @@ cdef void _remove(int32_t* arr, int32_t* n, int32_t v) noexcept nogil:
             return
 
 
+cdef void memo_note(Sim* s, int kind, int32_t P) noexcept nogil:
+    cdef Accel* a = &s.acc
+    cdef int64_t* n
+    if a.n_mnotes == a.mnotes_cap:
+        n = <int64_t*>realloc(a.mnotes, (a.mnotes_cap * 2 + 16) * 3 * sizeof(int64_t))
+        if n == NULL:
+            s.fail = 1
+            return
+        a.mnotes = n
+        a.mnotes_cap = a.mnotes_cap * 2 + 16
+    a.mnotes[3 * a.n_mnotes] = kind
+    a.mnotes[3 * a.n_mnotes + 1] = P
+    a.mnotes[3 * a.n_mnotes + 2] = a.part_ver[P]
+    a.n_mnotes += 1
+
+
 cdef int32_t part_new(Sim* s) noexcept nogil:
     cdef Accel* a = &s.acc
     cdef int32_t p, cap
@@ -191,9 +208,11 @@ cdef int32_t part_new(Sim* s) noexcept nogil:
         a.part_cap = <int32_t*>realloc(a.part_cap, cap * sizeof(int32_t))
         a.part_skip = <int32_t*>realloc(a.part_skip, cap * sizeof(int32_t))
         a.part_dirty = <uint8_t*>realloc(a.part_dirty, cap * sizeof(uint8_t))
+        a.part_ver = <int32_t*>realloc(a.part_ver, cap * sizeof(int32_t))
+        a.part_watch = <uint8_t*>realloc(a.part_watch, cap * sizeof(uint8_t))
         a.free_parts = <int32_t*>realloc(a.free_parts, cap * sizeof(int32_t))
         if (a.part_flows == NULL or a.part_nf == NULL or a.part_cap == NULL or a.part_skip == NULL
-                or a.free_parts == NULL or a.part_dirty == NULL):
+                or a.free_parts == NULL or a.part_dirty == NULL or a.part_ver == NULL or a.part_watch == NULL):
             s.fail = 1
             return -1
         for p in range(a.parts_cap, cap):
@@ -202,6 +221,8 @@ cdef int32_t part_new(Sim* s) noexcept nogil:
             a.part_cap[p] = 0
             a.part_skip[p] = -1
             a.part_dirty[p] = 0
+            a.part_ver[p] = 0
+            a.part_watch[p] = 0
         a.parts_cap = cap
     p = a.n_parts
     a.n_parts += 1
@@ -267,6 +288,10 @@ cdef void part_activate(Sim* s, int32_t fi) noexcept nogil:
             return
     _relabel(s, fi, best)
     a.active[fi] = 1
+    a.part_ver[best] += 1
+    a.part_watch[best] = 0
+    if a.memo:
+        memo_note(s, 0, best)
     if a.win[fi].val == NULL or s.flows[fi].persistent:
         win_alloc(s, fi)
 
@@ -296,6 +321,8 @@ cdef void part_deactivate(Sim* s, int32_t fi) noexcept nogil:
         a.n_free += 1
         return
     a.part_dirty[P] = 1          # split check deferred until the partition is looked at
+    a.part_ver[P] += 1
+    a.part_watch[P] = 0
 
 
 cdef void part_split(Sim* s, int32_t P) noexcept nogil:
@@ -331,6 +358,8 @@ cdef void part_split(Sim* s, int32_t P) noexcept nogil:
         if a.mark[g]:
             continue
         comp = P if first else part_new(s)
+        a.part_ver[comp] += 1
+        a.part_watch[comp] = 0
         first = 0
         head = 0
         tail = 0
@@ -421,7 +450,7 @@ cdef void skip_try(Sim* s, int32_t P) noexcept nogil:
                     return
         if f.persistent and f.snd_una >= f.size:
             continue                        # an idle connection: nothing in flight, it just waits
-        if w.val == NULL or w.n < L or not w.steady or w.n - w.act_n < a.check_every * 8:
+        if w.val == NULL or w.n < L or not w.steady or w.n - w.act_n < w.need:
             return
         g = _goodput(s, fi)
         if g <= 0:
@@ -431,6 +460,9 @@ cdef void skip_try(Sim* s, int32_t P) noexcept nogil:
             return
         if <double>room / g < best:
             best = <double>room / g
+    if a.part_watch[P]:
+        a.part_watch[P] = 0
+        memo_note(s, 1, P)          # the partition has converged: Python stores the memo entry
     t_end = s.now + <int64_t>best
     # a known flow start touching the partition comes first
     for k in range(s.heap_n):
@@ -583,6 +615,9 @@ cdef void skip_end(Sim* s, int32_t slot, bint planned) noexcept nogil:
             s.fail = 1
     for i in range(sk.n_flows):
         s.flows[sk.flows[i]].skip_shift = 0
+        if sk.memo and planned:
+            memo_set_state(s, sk.flows[i], &sk.memo_cc[4 * i])
+    sk.memo = 0
     sk.n_ev = 0
     sk.part = -1
     sk.token += 1
@@ -626,3 +661,126 @@ cdef void conn_resume(Sim* s, int32_t fi) noexcept nogil:
     w.act_t = s.now
     w.act_una = s.flows[fi].snd_una
     w.act_n = w.n
+    w.need = s.acc.l // 4          # the connection keeps its state: a quarter window suffices
+
+
+cdef void memo_set_state(Sim* s, int32_t fi, double* v) noexcept nogil:
+    """End of an applied memo entry: the flow takes the stored converged rate and
+    congestion-control state; its window is full of that rate (steady)."""
+    cdef Flow* f = &s.flows[fi]
+    cdef FlowWin* w = &s.acc.win[fi]
+    cdef int64_t L = s.acc.l, k, rate = <int64_t>v[0]
+    if rate <= 0:
+        return
+    f.rate = rate
+    if s.cc.kind == CC_HPCC:
+        s.hpcc[fi].cur_rate = <int64_t>v[1]
+        s.hpcc[fi].u = v[2]
+        s.hpcc[fi].inc_stage = <int32_t>v[3]
+        s.hpcc[fi].last_update_seq = 0      # the next ACK only records fresh INT hops (a new first RTT)
+    elif s.cc.kind == CC_DCQCN:
+        s.dcqcn[fi].target_rate = <int64_t>v[1]
+        s.dcqcn[fi].alpha = v[2]
+        s.dcqcn[fi].rp_stage = <int32_t>v[3]
+    elif s.cc.kind == CC_TIMELY:
+        s.timely[fi].cur_rate = <int64_t>v[1]
+        s.timely[fi].rtt_diff = v[2]
+        s.timely[fi].inc_stage = <int32_t>v[3]
+        s.timely[fi].last_update_seq = 0    # the next ACK only records a fresh RTT
+    elif s.cc.kind == CC_DCTCP:
+        s.dctcp[fi].alpha = v[1]
+    if w.val != NULL:
+        for k in range(L):
+            w.val[k] = rate
+            w.t[k] = s.now
+            w.una[k] = f.snd_una
+        w.n = L
+        w.sum = rate * L
+        w.qmax[0] = L - 1
+        w.qmin[0] = L - 1
+        w.maxh = 0
+        w.maxt = 1
+        w.minh = 0
+        w.mint = 1
+        w.steady = 1
+        w.act_t = s.now
+        w.act_una = f.snd_una
+        w.act_n = w.n           # goodput is measured afresh, over a whole window, before the next skip
+        w.need = L
+
+
+cdef int memo_start(Sim* s, int32_t P, int64_t dt, int32_t* flows, int64_t* nbytes, double* cc, int32_t n) noexcept nogil:
+    """Apply a memoized convergence to partition P: a skip of ``dt`` in which
+    flow flows[i] advances nbytes[i], ending in the stored state.  Returns 0, or
+    -1 if the partition or the room left does not allow it."""
+    cdef Accel* a = &s.acc
+    cdef int32_t i, slot = -1, fi
+    cdef Skip* sk
+    cdef Flow* f
+    cdef int64_t k, j
+    if P < 0 or P >= a.n_parts or a.part_skip[P] >= 0 or a.part_nf[P] != n or dt <= 0:
+        return -1
+    for i in range(n):
+        fi = flows[i]
+        if fi < 0 or fi >= s.n_flows or not a.active[fi] or a.part_of[fi] != P:
+            return -1
+        f = &s.flows[fi]
+        if f.snd_nxt + nbytes[i] + a.margin > flow_limit(f):
+            return -1
+    for i in range(a.n_skips):
+        if a.skips[i].part < 0:
+            slot = i
+            break
+    if slot < 0:
+        a.skips = <Skip*>realloc(a.skips, (a.n_skips * 2 + 4) * sizeof(Skip))
+        if a.skips == NULL:
+            s.fail = 1
+            return -1
+        for i in range(a.n_skips, a.n_skips * 2 + 4):
+            memset(&a.skips[i], 0, sizeof(Skip))
+            a.skips[i].part = -1
+        slot = a.n_skips
+        a.n_skips = a.n_skips * 2 + 4
+    sk = &a.skips[slot]
+    if sk.cap_flows < n:
+        sk.flows = <int32_t*>realloc(sk.flows, n * sizeof(int32_t))
+        sk.goodput = <double*>realloc(sk.goodput, n * sizeof(double))
+        sk.cap_flows = n
+    sk.memo_cc = <double*>realloc(sk.memo_cc, 4 * (n if n > 0 else 1) * sizeof(double))
+    if sk.flows == NULL or sk.goodput == NULL or sk.memo_cc == NULL:
+        s.fail = 1
+        return -1
+    sk.n_flows = n
+    for i in range(n):
+        sk.flows[i] = flows[i]
+        sk.goodput[i] = (<double>nbytes[i] + 0.5) / <double>dt
+        for j in range(4):
+            sk.memo_cc[4 * i + j] = cc[4 * i + j]
+    sk.memo = 1
+    sk.n_ev = 0
+    j = 0
+    for k in range(s.heap_n):
+        if _owned(s, &s.heap[k], P):
+            if sk.n_ev == sk.cap_ev:
+                sk.ev = <Event*>realloc(sk.ev, (sk.cap_ev * 2 + 64) * sizeof(Event))
+                if sk.ev == NULL:
+                    s.fail = 1
+                    return -1
+                sk.cap_ev = sk.cap_ev * 2 + 64
+            sk.ev[sk.n_ev] = s.heap[k]
+            sk.n_ev += 1
+        else:
+            s.heap[j] = s.heap[k]
+            j += 1
+    s.heap_n = j
+    heap_rebuild(s)
+    sk.part = P
+    sk.t0 = s.now
+    sk.t1 = s.now + dt
+    sk.token += 1
+    a.part_skip[P] = slot
+    a.skips_started += 1
+    a.memo_applied += 1
+    if heap_push(s, sk.t1, EV_SKIP_END, slot, sk.token) != 0:
+        s.fail = 1
+    return 0

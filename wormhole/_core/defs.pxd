@@ -266,6 +266,7 @@ ctypedef struct FlowWin:
     int64_t act_t       # time the flow last went from idle to sending, ps
     int64_t act_una     # snd_una at that moment
     int64_t act_n       # samples taken before that moment
+    int64_t need        # fresh samples required after act_n before the flow may be fast-forwarded
 
 ctypedef struct Skip:
     # One partition's fast-forward in progress.
@@ -280,6 +281,8 @@ ctypedef struct Skip:
     double* goodput     # each flow's steady goodput, bytes per ps
     int32_t n_flows     # flows held
     int32_t cap_flows   # capacity of flows / goodput
+    uint8_t memo        # 1: a memoized convergence being applied
+    double* memo_cc     # per flow: rate and 3 algorithm values to set when it completes
 
 ctypedef struct Accel:
     uint8_t on          # accelerator enabled
@@ -300,6 +303,12 @@ ctypedef struct Accel:
     int32_t* part_cap   # per partition: capacity
     int32_t* part_skip  # per partition: skip slot, -1 if not skipping
     uint8_t* part_dirty # per partition: a flow left, split check pending
+    int32_t* part_ver   # per partition: membership version (memo notices carry it)
+    uint8_t* part_watch # per partition: report when it first becomes steady (memo miss)
+    uint8_t memo        # report partition formations for memoization
+    int64_t* mnotes     # memo notices: rows (kind 0 formed / 1 steady, partition, version)
+    int32_t n_mnotes    # rows used
+    int32_t mnotes_cap  # rows allocated
     int64_t** pool      # recycled window buffers (5 * l int64 each)
     int32_t n_pool      # buffers in the pool
     int32_t pool_cap    # capacity of pool
@@ -322,6 +331,7 @@ ctypedef struct Accel:
     int64_t steady_periods   # flows becoming steady
     int64_t merges           # partition merges
     int64_t splits           # partition split checks
+    int64_t memo_applied     # memoized convergences applied
 
 ctypedef struct PfcRecord:
     int64_t t           # time, ps

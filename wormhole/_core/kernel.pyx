@@ -685,7 +685,7 @@ cdef int run_loop(Sim* s, int64_t until, int32_t* user) noexcept nogil:
         s.events[e.kind] += 1
         if s.fail:
             return RUN_LIMIT
-        if s.n_done_cb > 0 or s.n_notes > 0:
+        if s.n_done_cb > 0 or s.n_notes > 0 or s.acc.n_mnotes > 0:
             return RUN_CALLBACKS
     return RUN_IDLE
 
@@ -759,6 +759,9 @@ cdef class Kernel:
             free(s.acc.part_flows); free(s.acc.part_nf); free(s.acc.part_cap); free(s.acc.part_skip)
             for i in range(s.acc.n_pool):
                 free(s.acc.pool[i])
+            for i in range(s.acc.n_skips):
+                free(s.acc.skips[i].memo_cc)
+            free(s.acc.part_ver); free(s.acc.part_watch); free(s.acc.mnotes)
             free(s.acc.free_parts); free(s.acc.skips); free(s.acc.scratch); free(s.acc.part_dirty)
             free(s.acc.pool)
         free(s)
@@ -868,6 +871,7 @@ cdef class Kernel:
             s.acc.min_skip = acc["min_skip"]
             s.acc.margin = acc["margin"]
             s.acc.check_every = acc["check_every"]
+            s.acc.memo = acc.get("memo", False)
             s.acc.port_part = <int32_t*>malloc(npt * sizeof(int32_t))
             s.acc.port_flows = <int32_t**>calloc(npt, sizeof(int32_t*))
             s.acc.port_nf = <int32_t*>calloc(npt, sizeof(int32_t))
@@ -1166,6 +1170,61 @@ cdef class Kernel:
             d.update(alpha=s.dctcp[fi].alpha, ca_state=s.dctcp[fi].ca_state, batch=s.dctcp[fi].batch)
         return d
 
+    def take_memo_notes(self):
+        """Memo notices since the last call: (kind 'formed'/'steady', partition, version)."""
+        cdef Accel* a = &self.s.acc
+        out = [("formed" if a.mnotes[3 * i] == 0 else "steady", a.mnotes[3 * i + 1], a.mnotes[3 * i + 2])
+               for i in range(a.n_mnotes)]
+        a.n_mnotes = 0
+        return out
+
+    def partition_members(self, int32_t P):
+        """(version, flows) of one partition (after a pending split check)."""
+        cdef Accel* a = &self.s.acc
+        if P < 0 or P >= a.n_parts:
+            return (-1, [])
+        if a.part_dirty[P]:
+            return (-1, [])
+        return (a.part_ver[P], [a.part_flows[P][i] for i in range(a.part_nf[P])])
+
+    def watch_partition(self, int32_t P, int32_t version):
+        """Ask for a 'steady' notice when partition P (at this version) has converged."""
+        cdef Accel* a = &self.s.acc
+        if 0 <= P < a.n_parts and a.part_ver[P] == version:
+            a.part_watch[P] = 1
+
+    def memo_apply(self, int32_t P, int64_t dt, list flows, list nbytes, list cc):
+        """Apply a stored convergence (see memo_start); returns True if applied."""
+        cdef int32_t n = len(flows), i, r
+        cdef int32_t* fl = <int32_t*>malloc((n + 1) * sizeof(int32_t))
+        cdef int64_t* nb = <int64_t*>malloc((n + 1) * sizeof(int64_t))
+        cdef double* cv = <double*>malloc((4 * n + 1) * sizeof(double))
+        if fl == NULL or nb == NULL or cv == NULL:
+            free(fl); free(nb); free(cv)
+            raise MemoryError()
+        for i in range(n):
+            fl[i] = flows[i]
+            nb[i] = nbytes[i]
+            for k in range(4):
+                cv[4 * i + k] = cc[i][k]
+        r = memo_start(self.s, P, dt, fl, nb, cv, n)
+        free(fl); free(nb); free(cv)
+        return r == 0
+
+    def cc_vector(self, int32_t fi):
+        """(rate, and the 3 algorithm values memo entries store) of one flow."""
+        cdef Sim* s = self.s
+        cdef Flow* f = &s.flows[fi]
+        if s.cc.kind == CC_HPCC:
+            return (f.rate, s.hpcc[fi].cur_rate, s.hpcc[fi].u, s.hpcc[fi].inc_stage)
+        if s.cc.kind == CC_DCQCN:
+            return (f.rate, s.dcqcn[fi].target_rate, s.dcqcn[fi].alpha, s.dcqcn[fi].rp_stage)
+        if s.cc.kind == CC_TIMELY:
+            return (f.rate, s.timely[fi].cur_rate, s.timely[fi].rtt_diff, s.timely[fi].inc_stage)
+        if s.cc.kind == CC_DCTCP:
+            return (f.rate, s.dctcp[fi].alpha, 0.0, 0)
+        return (f.rate, 0.0, 0.0, 0)
+
     def partitions(self):
         """Current partitions: lists of active flow ids (empty if the accelerator is off)."""
         cdef Accel* a = &self.s.acc
@@ -1249,6 +1308,7 @@ cdef class Kernel:
             "steady_periods": s.acc.steady_periods,
             "partition_merges": s.acc.merges,
             "partition_splits": s.acc.splits,
+            "memo_applied": s.acc.memo_applied,
             "max_queue_bytes": s.max_qbytes,
             "max_switch_buffer_bytes": s.max_buffer,
             "packets_live": s.pkts_live,

@@ -1,0 +1,165 @@
+"""Memoized convergence (the Wormhole method's database).
+
+When a partition forms, its flow conflict graph (vertex = flow, coloured by
+its quantized rate, its path's bottleneck rate and its hop count; edge weight
+= number of directed ports two flows share) is canonicalised with pynauty; the
+key adds what changes the outcome beyond the graph: the congestion-control
+algorithm and its parameters.  On a miss the partition is watched until it
+becomes steady, then the convergence is stored: its duration, the bytes each
+flow moved meanwhile and each flow's end rate and congestion-control state, in
+canonical vertex order.  On a hit the stored convergence is applied through the
+canonical relabelling (the kernel fast-forwards the partition by the stored
+duration and sets the stored state).
+"""
+import hashlib
+import json
+import os
+import sqlite3
+
+import pynauty
+
+from ..errors import WormholeError
+
+MEMO_VERSION = 1
+MAX_FLOWS = 64          # larger partitions are not memoized (canonical labelling cost)
+
+
+def conflict_graph(net, flows):
+    """(colours, weighted edges) of the flow conflict graph of ``flows``."""
+    fab = net.fabric
+    ports = [set(net.flow_path(f)) | set(net.flow_path(f, reverse=True)) for f in flows]
+    colours = []
+    for f in flows:
+        path = net.flow_path(f)
+        bottleneck = min(int(fab.port_rate[p]) for p in path)
+        rate = net._kernel.cc_vector(f)[0]
+        q = int(round(32 * rate / bottleneck)) if bottleneck else 0     # rate in 1/32 of the bottleneck
+        colours.append((q, bottleneck, len(path)))
+    edges = {}
+    for i in range(len(flows)):
+        for j in range(i + 1, len(flows)):
+            w = len(ports[i] & ports[j])
+            if w:
+                edges[(i, j)] = w
+    return colours, edges
+
+
+def canonical_key(colours, edges, extra=""):
+    """(key, order): a key equal for isomorphic coloured weighted graphs, and the
+    canonical order of the vertices (order[k] = original vertex at position k)."""
+    n = len(colours)
+    weights = sorted(set(edges.values()))
+    m = n + len(edges)
+    adj = {v: [] for v in range(m)}
+    aux = n
+    edge_colour = {}
+    for (i, j), w in sorted(edges.items()):
+        adj[aux] = [i, j]
+        edge_colour[aux] = w
+        aux += 1
+    vclasses = sorted(set(colours))
+    partition = [set(v for v in range(n) if colours[v] == c) for c in vclasses]
+    partition += [set(a for a in edge_colour if edge_colour[a] == w) for w in weights]
+    g = pynauty.Graph(m, directed=False, adjacency_dict=adj, vertex_coloring=partition)
+    cert = pynauty.certificate(g)
+    lab = pynauty.canon_label(g)
+    order = [v for v in lab if v < n]
+    h = hashlib.sha256()
+    h.update(extra.encode())
+    h.update(repr((vclasses, [len(p) for p in partition], weights)).encode())
+    h.update(cert)
+    return h.hexdigest(), order
+
+
+class MemoDB:
+    """Key -> convergence, in SQLite (a file, or memory when no path is given).
+    Every entry is committed when written, so a killed run keeps what it stored."""
+
+    def __init__(self, path=None):
+        self.path = path
+        try:
+            self.db = sqlite3.connect(path or ":memory:")
+            self.db.execute("PRAGMA journal_mode=WAL" if path else "PRAGMA journal_mode=MEMORY")
+            self.db.execute("CREATE TABLE IF NOT EXISTS meta (k TEXT PRIMARY KEY, v TEXT)")
+            self.db.execute("CREATE TABLE IF NOT EXISTS memo (key TEXT PRIMARY KEY, value TEXT)")
+            row = self.db.execute("SELECT v FROM meta WHERE k = 'version'").fetchone()
+            if row is None:
+                self.db.execute("INSERT INTO meta VALUES ('version', ?)", (str(MEMO_VERSION),))
+                self.db.commit()
+            elif row[0] != str(MEMO_VERSION):
+                raise WormholeError("memo database has version %s, this wormhole writes version %d"
+                                    % (row[0], MEMO_VERSION), path, value=row[0])
+        except sqlite3.DatabaseError as e:
+            raise WormholeError("not a usable memo database: %s" % e, path)
+
+    def get(self, key):
+        row = self.db.execute("SELECT value FROM memo WHERE key = ?", (key,)).fetchone()
+        return None if row is None else json.loads(row[0])
+
+    def put(self, key, value):
+        self.db.execute("INSERT OR REPLACE INTO memo VALUES (?, ?)", (key, json.dumps(value)))
+        self.db.commit()
+
+    def __len__(self):
+        return self.db.execute("SELECT COUNT(*) FROM memo").fetchone()[0]
+
+    def size_bytes(self):
+        return os.path.getsize(self.path) if self.path and os.path.exists(self.path) else 0
+
+
+class Memo:
+    """The Network's side of memoization: turns the kernel's partition notices
+    into lookups, stores and applications."""
+
+    def __init__(self, net, path=None):
+        self.net = net
+        self.db = MemoDB(path)
+        c = net.config
+        self.extra = json.dumps([c.cc, c.rate_ai, c.rate_hai, c.min_rate, c.u_target, c.mi_thresh, c.fast_react,
+                                 c.ewma_gain, c.rp_timer, c.alpha_resume_interval, c.rate_decrease_interval,
+                                 c.has_win, c.var_win, c.mtu, c.steady_theta, c.steady_window])
+        self.pending = {}
+        self.hits = 0
+        self.misses = 0
+        self.stored = 0
+
+    def handle(self, notes):
+        k = self.net._kernel
+        for kind, part, version in notes:
+            ver, flows = k.partition_members(part)
+            if ver != version or not flows or len(flows) > MAX_FLOWS:
+                continue
+            if kind == "formed":
+                self._formed(part, version, flows)
+            else:
+                self._steady(part, version, flows)
+
+    def _formed(self, part, version, flows):
+        k = self.net._kernel
+        colours, edges = conflict_graph(self.net, flows)
+        key, order = canonical_key(colours, edges, self.extra)
+        canon = [flows[v] for v in order]
+        value = self.db.get(key)
+        if value is not None:
+            ok = k.memo_apply(part, int(value["dt"]), canon, [int(b) for b in value["bytes"]],
+                              [list(c) for c in value["cc"]])
+            if ok:
+                self.hits += 1
+                return
+        self.misses += 1
+        self.pending[part] = (version, key, canon, self.net.now, [k.snd_una(f) for f in canon])
+        k.watch_partition(part, version)
+
+    def _steady(self, part, version, flows):
+        p = self.pending.pop(part, None)
+        if p is None or p[0] != version:
+            return
+        _, key, canon, t0, una0 = p
+        k = self.net._kernel
+        dt = self.net.now - t0
+        if dt <= 0:
+            return
+        value = {"dt": dt, "bytes": [k.snd_una(f) - u for f, u in zip(canon, una0)],
+                 "cc": [list(k.cc_vector(f)) for f in canon]}
+        self.db.put(key, value)
+        self.stored += 1
