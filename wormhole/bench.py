@@ -128,6 +128,7 @@ def _workload_parser():
     ap.add_argument("--rate", type=float, default=100.0, help="link rate of the default fabric, Gb/s")
     ap.add_argument("--workload", help="a SimAI/AICB workload file (with model 'simai')")
     ap.add_argument("--chunk-mb", type=float, default=4.0, help="NCCL-style chunk size of collectives, MB")
+    ap.add_argument("--memo-db", help="SQLite memo database reused across runs (accelerated mode)")
     ap.add_argument("--json", action="store_true", help="print one JSON object")
     ap.add_argument("--no-progress", action="store_true")
     return ap
@@ -148,7 +149,8 @@ def run_workload(args, keep=None):
         topo = wh.read_topology(args.topology)
     else:
         topo = wh.rail_optimized(args.gpus, rate=gbps(args.rate))
-    cfg = wh.Config.preset(args.cc, max(1, round(topo.nic_rate() / 1e9)), accelerate=args.mode == "accelerated")
+    cfg = wh.Config.preset(args.cc, max(1, round(topo.nic_rate() / 1e9)), accelerate=args.mode == "accelerated",
+                           memo_db=args.memo_db)
     net = wh.Network(topo, cfg)
     chunk = int(args.chunk_mb * 1024 * 1024)
     if args.model == "simai":
@@ -196,7 +198,11 @@ def run_workload(args, keep=None):
     rep = dict(job.summary())
     rep.update({"cc": args.cc, "mode": args.mode, "topology": args.topology or "rail_optimized(%d)" % args.gpus,
                 "wall_seconds": round(wall, 3), "events": st["events"], "events_skipped": st["events_skipped"],
-                "skips": st["skips"], "skip_backs": st["skip_backs"],
+                "skips": st["skips"], "skip_backs": st["skip_backs"], "steady_periods": st["steady_periods"],
+                "partition_merges": st["partition_merges"], "partition_splits": st["partition_splits"],
+                "memo_hits": st.get("memo_hits", 0), "memo_misses": st.get("memo_misses", 0),
+                "memo_entries": st.get("memo_entries", 0), "memo_db_bytes": st.get("memo_db_bytes", 0),
+                "time_skipped_ps": st["time_skipped_ps"],
                 "events_per_second": round(st["events"] / wall) if wall > 0 else 0,
                 "flows": st["flows"], "messages": len(net._messages), "pfc_pauses": st["pfc_pauses"],
                 "drops": st["drops"],
@@ -215,8 +221,14 @@ def _print_report(rep):
             rep["compute_time_ps"] / 1e9, rep["exposed_comm_ps"] / 1e9))
     lines += ["traffic     %.3f GB over the fabric in %d messages on %d connections, %.3f GB over NVLink" % (
         rep["fabric_bytes"] / 1e9, rep["messages"], rep["flows"], rep["nvlink_bytes"] / 1e9),
-        "cost        %.2f s wall-clock, %d events (%d skipped), %.2f M events/s" % (
-        rep["wall_seconds"], rep["events"], rep["events_skipped"], rep["events_per_second"] / 1e6)]
+        "cost        %.2f s wall-clock, %d events processed, %d skipped (%.2f%%), %.2f M events/s" % (
+        rep["wall_seconds"], rep["events"], rep["events_skipped"],
+        100 * rep["events_skipped"] / max(1, rep["events"] + rep["events_skipped"]), rep["events_per_second"] / 1e6)]
+    if rep["mode"] == "accelerated":
+        lines.append("accelerator %d skips (%d skip-backs), %d steady periods, %d merges / %d split checks, "
+                     "memo %d hits / %d misses (%d entries)" % (
+                         rep["skips"], rep["skip_backs"], rep["steady_periods"], rep["partition_merges"],
+                         rep["partition_splits"], rep["memo_hits"], rep["memo_misses"], rep["memo_entries"]))
     print("\n".join(lines))
 
 

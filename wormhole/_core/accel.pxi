@@ -66,7 +66,7 @@ cdef int win_alloc(Sim* s, int32_t fi) noexcept nogil:
             s.acc.n_pool -= 1
             buf = s.acc.pool[s.acc.n_pool]
         else:
-            buf = <int64_t*>malloc(5 * L * sizeof(int64_t))
+            buf = <int64_t*>malloc(6 * L * sizeof(int64_t))
             if buf == NULL:
                 s.fail = 1
                 return -1
@@ -75,12 +75,15 @@ cdef int win_alloc(Sim* s, int32_t fi) noexcept nogil:
         w.una = buf + 2 * L
         w.qmax = buf + 3 * L
         w.qmin = buf + 4 * L
+        w.idl = buf + 5 * L
     w.n = 0
     w.sum = 0
     w.act_t = s.now
     w.act_una = s.flows[fi].snd_una
     w.act_n = 0
     w.need = 0
+    w.idle_total = 0
+    w.idle_since = -1
     w.maxh = 0
     w.maxt = 0
     w.minh = 0
@@ -131,6 +134,7 @@ cdef void win_push(Sim* s, int32_t fi, int64_t rate) noexcept nogil:
     w.val[pos] = rate
     w.t[pos] = s.now
     w.una[pos] = s.flows[fi].snd_una
+    w.idl[pos] = w.idle_total
     w.sum += rate
     while w.maxt > w.maxh and w.val[w.qmax[(w.maxt - 1) % L] % L] <= rate:
         w.maxt -= 1
@@ -411,13 +415,15 @@ cdef double _goodput(Sim* s, int32_t fi) noexcept nogil:
     """Acknowledged bytes per ps over the window, or since the flow last started
     sending if that is more recent."""
     cdef FlowWin* w = &s.acc.win[fi]
-    cdef int64_t oldest = w.n % s.acc.l, t0 = w.t[oldest], u0 = w.una[oldest]
+    cdef int64_t oldest = w.n % s.acc.l, t0 = w.t[oldest], u0 = w.una[oldest], i0 = w.idl[oldest], busy
     if w.act_t > t0:
         t0 = w.act_t
         u0 = w.act_una
-    if s.now <= t0 or s.flows[fi].snd_una <= u0:
+        i0 = w.idle_total
+    busy = (s.now - t0) - (w.idle_total - i0)      # idle gaps between messages do not count
+    if busy <= 0 or s.flows[fi].snd_una <= u0:
         return 0.0
-    return <double>(s.flows[fi].snd_una - u0) / <double>(s.now - t0)
+    return <double>(s.flows[fi].snd_una - u0) / <double>busy
 
 
 cdef void skip_try(Sim* s, int32_t P) noexcept nogil:
@@ -434,6 +440,7 @@ cdef void skip_try(Sim* s, int32_t P) noexcept nogil:
         return
     if a.part_dirty[P]:
         part_split(s, P)
+        a.rejects[5] += 1
         return                      # partitions changed: the next sample re-checks
     nf = a.part_nf[P]
     if nf == 0:
@@ -447,16 +454,24 @@ cdef void skip_try(Sim* s, int32_t P) noexcept nogil:
         for j in range(n):
             for q in range(NQ):
                 if s.ports[ports[j]].paused[q] or s.mmu[ports[j]].pause_sent[q]:
+                    a.rejects[0] += 1
                     return
         if f.persistent and f.snd_una >= f.size:
             continue                        # an idle connection: nothing in flight, it just waits
         if w.val == NULL or w.n < L or not w.steady or w.n - w.act_n < w.need:
+            a.rejects[1] += 1
             return
         g = _goodput(s, fi)
         if g <= 0:
+            a.rejects[2] += 1
             return
-        room = flow_limit(f) - f.snd_nxt - a.margin     # bytes in flight are not skipped over
+        # the skip must end before the oldest message to report is acknowledged, and
+        # nothing may be sent beyond what was posted
+        room = flow_limit(f) - f.snd_una - a.margin
+        if f.size - f.snd_nxt - a.margin < room:
+            room = f.size - f.snd_nxt - a.margin
         if room <= 0:
+            a.rejects[3] += 1
             return
         if <double>room / g < best:
             best = <double>room / g
@@ -474,6 +489,7 @@ cdef void skip_try(Sim* s, int32_t P) noexcept nogil:
                     t_end = e.t
                     break
     if t_end - s.now < a.min_skip:
+        a.rejects[4] += 1
         return
     for i in range(a.n_skips):
         if a.skips[i].part < 0:
@@ -553,8 +569,10 @@ cdef void skip_end(Sim* s, int32_t slot, bint planned) noexcept nogil:
         fi = sk.flows[i]
         f = &s.flows[fi]
         B = <int64_t>(sk.goodput[i] * <double>dt) // s.p.mtu * s.p.mtu
-        if B > flow_limit(f) - f.snd_nxt:
-            B = (flow_limit(f) - f.snd_nxt) // s.p.mtu * s.p.mtu
+        if B > flow_limit(f) - f.snd_una - s.p.mtu:
+            B = (flow_limit(f) - f.snd_una - s.p.mtu) // s.p.mtu * s.p.mtu
+        if B > f.size - f.snd_nxt:
+            B = (f.size - f.snd_nxt) // s.p.mtu * s.p.mtu
         if B < 0:
             B = 0
         f.skip_shift = B
@@ -585,6 +603,8 @@ cdef void skip_end(Sim* s, int32_t slot, bint planned) noexcept nogil:
                 w.una[k] += B
             w.act_t += dt
             w.act_una += B
+            if w.idle_since >= 0:
+                w.idle_since += dt
         npk = B // s.p.mtu
         for j in range(f.path_len):
             s.ports[s.paths[f.path_off + j]].tx_bytes += npk * (s.p.mtu + s.p.hdr_bytes)
@@ -656,12 +676,11 @@ cdef void skip_back_flow(Sim* s, int32_t fi) noexcept nogil:
 
 
 cdef void conn_resume(Sim* s, int32_t fi) noexcept nogil:
-    """A connection gets data again after being idle: goodput is measured from now."""
+    """A connection gets data again: its idle time is left out of its goodput."""
     cdef FlowWin* w = &s.acc.win[fi]
-    w.act_t = s.now
-    w.act_una = s.flows[fi].snd_una
-    w.act_n = w.n
-    w.need = s.acc.l // 4          # the connection keeps its state: a quarter window suffices
+    if w.idle_since >= 0:
+        w.idle_total += s.now - w.idle_since
+        w.idle_since = -1
 
 
 cdef void memo_set_state(Sim* s, int32_t fi, double* v) noexcept nogil:
@@ -694,6 +713,7 @@ cdef void memo_set_state(Sim* s, int32_t fi, double* v) noexcept nogil:
             w.val[k] = rate
             w.t[k] = s.now
             w.una[k] = f.snd_una
+            w.idl[k] = w.idle_total
         w.n = L
         w.sum = rate * L
         w.qmax[0] = L - 1
@@ -784,3 +804,10 @@ cdef int memo_start(Sim* s, int32_t P, int64_t dt, int32_t* flows, int64_t* nbyt
     if heap_push(s, sk.t1, EV_SKIP_END, slot, sk.token) != 0:
         s.fail = 1
     return 0
+
+
+cdef inline void conn_idle(Sim* s, int32_t fi) noexcept nogil:
+    """A connection has nothing left to send (everything acknowledged)."""
+    cdef FlowWin* w = &s.acc.win[fi]
+    if w.val != NULL and w.idle_since < 0:
+        w.idle_since = s.now

@@ -258,6 +258,9 @@ ctypedef struct FlowWin:
     int64_t* una        # ring of snd_una at each sample
     int64_t* qmax       # deque of sample numbers with decreasing rates (ring of l)
     int64_t* qmin       # deque of sample numbers with increasing rates (ring of l)
+    int64_t* idl        # ring of the flow's cumulative idle time at each sample (ps)
+    int64_t idle_total  # time spent idle (a connection with nothing to send), ps
+    int64_t idle_since  # start of the current idle period, -1 while sending
     int64_t maxh        # head of qmax (sample count based positions)
     int64_t maxt        # tail of qmax
     int64_t minh        # head of qmin
@@ -332,6 +335,7 @@ ctypedef struct Accel:
     int64_t merges           # partition merges
     int64_t splits           # partition split checks
     int64_t memo_applied     # memoized convergences applied
+    int64_t rejects[6]       # partitions not fast-forwarded: pause, unsteady, no goodput, no room, too short, dirty
 
 ctypedef struct PfcRecord:
     int64_t t           # time, ps

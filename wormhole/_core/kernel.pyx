@@ -476,6 +476,8 @@ cdef void host_receive_ack(Sim* s, int32_t pk) noexcept nogil:
     pkt_free(s, pk)
     if s.acc.on and s.acc.active[fi]:
         win_push(s, fi, f.rate)
+        if f.persistent and f.snd_una >= f.size:
+            conn_idle(s, fi)
     nic_try_send(s, f.src_port)
 
 
@@ -1309,6 +1311,8 @@ cdef class Kernel:
             "partition_merges": s.acc.merges,
             "partition_splits": s.acc.splits,
             "memo_applied": s.acc.memo_applied,
+            "skip_rejects": {name: s.acc.rejects[k] for k, name in enumerate(
+                ("pfc", "unsteady", "no_goodput", "no_room", "too_short", "split_check"))},
             "max_queue_bytes": s.max_qbytes,
             "max_switch_buffer_bytes": s.max_buffer,
             "packets_live": s.pkts_live,
