@@ -462,7 +462,9 @@ cdef void skip_try(Sim* s, int32_t P) noexcept nogil:
             a.rejects[1] += 1
             return
         g = _goodput(s, fi)
-        if g <= 0:
+        # the measured goodput must agree with the sending rate (payload share of the wire
+        # rate): a flow held back by its window, a pause or an idle spell is not steady
+        if g <= 0 or g < 0.9 * <double>f.rate * s.p.mtu / (s.p.mtu + s.p.hdr_bytes) / 8e12:
             a.rejects[2] += 1
             return
         # the skip must end before the oldest message to report is acknowledged, and
