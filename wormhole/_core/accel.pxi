@@ -426,6 +426,25 @@ cdef double _goodput(Sim* s, int32_t fi) noexcept nogil:
     return <double>(s.flows[fi].snd_una - u0) / <double>busy
 
 
+cdef int32_t skip_slot(Sim* s) noexcept nogil:
+    """A free skip slot (the table grows as needed); -1 if memory ran out."""
+    cdef Accel* a = &s.acc
+    cdef int32_t i, slot
+    for i in range(a.n_skips):
+        if a.skips[i].part < 0:
+            return i
+    a.skips = <Skip*>realloc(a.skips, (a.n_skips * 2 + 4) * sizeof(Skip))
+    if a.skips == NULL:
+        s.fail = 1
+        return -1
+    for i in range(a.n_skips, a.n_skips * 2 + 4):
+        memset(&a.skips[i], 0, sizeof(Skip))
+        a.skips[i].part = -1
+    slot = a.n_skips
+    a.n_skips = a.n_skips * 2 + 4
+    return slot
+
+
 cdef void skip_try(Sim* s, int32_t P) noexcept nogil:
     cdef Accel* a = &s.acc
     cdef int32_t i, fi, j, q, slot = -1, n, nf
@@ -493,20 +512,9 @@ cdef void skip_try(Sim* s, int32_t P) noexcept nogil:
     if t_end - s.now < a.min_skip:
         a.rejects[4] += 1
         return
-    for i in range(a.n_skips):
-        if a.skips[i].part < 0:
-            slot = i
-            break
+    slot = skip_slot(s)
     if slot < 0:
-        a.skips = <Skip*>realloc(a.skips, (a.n_skips * 2 + 4) * sizeof(Skip))
-        if a.skips == NULL:
-            s.fail = 1
-            return
-        for i in range(a.n_skips, a.n_skips * 2 + 4):
-            memset(&a.skips[i], 0, sizeof(Skip))
-            a.skips[i].part = -1
-        slot = a.n_skips
-        a.n_skips = a.n_skips * 2 + 4
+        return
     sk = &a.skips[slot]
     if sk.cap_flows < nf:
         sk.flows = <int32_t*>realloc(sk.flows, nf * sizeof(int32_t))
@@ -749,20 +757,9 @@ cdef int memo_start(Sim* s, int32_t P, int64_t dt, int32_t* flows, int64_t* nbyt
         f = &s.flows[fi]
         if f.snd_nxt + nbytes[i] + a.margin > flow_limit(f):
             return -1
-    for i in range(a.n_skips):
-        if a.skips[i].part < 0:
-            slot = i
-            break
+    slot = skip_slot(s)
     if slot < 0:
-        a.skips = <Skip*>realloc(a.skips, (a.n_skips * 2 + 4) * sizeof(Skip))
-        if a.skips == NULL:
-            s.fail = 1
-            return -1
-        for i in range(a.n_skips, a.n_skips * 2 + 4):
-            memset(&a.skips[i], 0, sizeof(Skip))
-            a.skips[i].part = -1
-        slot = a.n_skips
-        a.n_skips = a.n_skips * 2 + 4
+        return -1
     sk = &a.skips[slot]
     if sk.cap_flows < n:
         sk.flows = <int32_t*>realloc(sk.flows, n * sizeof(int32_t))

@@ -437,16 +437,9 @@ cdef inline void flow_complete(Sim* s, int32_t fi) noexcept nogil:
 
 cdef void note_message(Sim* s, int32_t fi) noexcept nogil:
     """A connection's oldest pending message is acknowledged: tell Python."""
-    cdef int32_t* n
-    if s.n_notes == s.notes_cap:
-        n = <int32_t*>realloc(s.notes, (s.notes_cap * 2 + 64) * sizeof(int32_t))
-        if n == NULL:
-            s.fail = 1
-            return
-        s.notes = n
-        s.notes_cap = s.notes_cap * 2 + 64
-    s.notes[s.n_notes] = fi
-    s.n_notes += 1
+    if _append(&s.notes, &s.n_notes, &s.notes_cap, fi) != 0:
+        s.fail = 1
+        return
     s.flows[fi].msg_end = -1        # Python sets the next one
 
 
@@ -590,18 +583,11 @@ cdef void on_arrive(Sim* s, int32_t port, int32_t pk) noexcept nogil:
 cdef void flow_start(Sim* s, int32_t fi) noexcept nogil:
     cdef Flow* f = &s.flows[fi]
     cdef Port* pt = &s.ports[f.src_port]
-    cdef int32_t* q
-    if pt.nqps == pt.cap_qps:
-        q = <int32_t*>realloc(pt.qps, (pt.cap_qps * 2 + 8) * sizeof(int32_t))
-        if q == NULL:
-            s.fail = 1
-            return
-        pt.qps = q
-        pt.cap_qps = pt.cap_qps * 2 + 8
     if s.acc.on and f.size > f.snd_una:
         part_activate(s, fi)
-    pt.qps[pt.nqps] = fi
-    pt.nqps += 1
+    if _append(&pt.qps, &pt.nqps, &pt.cap_qps, fi) != 0:
+        s.fail = 1
+        return
     f.on_nic = 1
     f.started = 1
     f.next_avail = s.now
