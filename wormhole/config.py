@@ -6,7 +6,7 @@ import math
 import os
 from dataclasses import dataclass
 
-from .errors import ConfigError
+from .errors import ConfigError, read_text
 from .units import parse_rate
 
 CC_NAMES = ("none", "dcqcn", "hpcc", "timely", "dctcp")
@@ -307,15 +307,7 @@ class Config:
         cfg = cls()
         cfg.source = str(path)
         base = os.path.dirname(os.path.abspath(path))
-        try:
-            with open(path, "rb") as fh:
-                raw = fh.read()
-        except OSError as e:
-            raise ConfigError("cannot read config: %s" % e.strerror, path)
-        try:
-            text = raw.decode("utf-8")
-        except UnicodeDecodeError:
-            raise ConfigError("config is not text (UTF-8)", path)
+        text = read_text(path, ConfigError, "config")
         seen = set()
         for no, line in enumerate(text.splitlines(), 1):
             s = line.strip()

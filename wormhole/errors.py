@@ -50,3 +50,17 @@ class ResourceLimitError(WormholeError):
 
 class NotAvailableError(WormholeError):
     """A feature that is planned but not built yet was requested."""
+
+
+def read_text(path, error_cls, what):
+    """The whole of a UTF-8 text file; an unreadable or binary file raises
+    ``error_cls`` naming the file ("cannot read <what>", "<what> is not text")."""
+    try:
+        with open(path, "rb") as fh:
+            raw = fh.read()
+    except OSError as e:
+        raise error_cls("cannot read %s: %s" % (what, e.strerror), path)
+    try:
+        return raw.decode("utf-8")
+    except UnicodeDecodeError:
+        raise error_cls("%s is not text (UTF-8)" % what, path)

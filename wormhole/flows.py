@@ -3,7 +3,7 @@ flow, sorted by start time."""
 import math
 from dataclasses import dataclass
 
-from .errors import FlowFileError
+from .errors import FlowFileError, read_text
 from .units import NS, ns3_fixed_point
 
 
@@ -20,13 +20,7 @@ class FlowSpec:
 
 def read_flows(path, topo):
     """Validated flow list; start times converted as the reference converts them."""
-    try:
-        with open(path, "rb") as fh:
-            text = fh.read().decode("utf-8")
-    except OSError as e:
-        raise FlowFileError("cannot read flow file: %s" % e.strerror, path)
-    except UnicodeDecodeError:
-        raise FlowFileError("flow file is not text (UTF-8)", path)
+    text = read_text(path, FlowFileError, "flow file")
     lines = [(no, ln.split()) for no, ln in enumerate(text.splitlines(), 1) if ln.strip()]
     if not lines:
         raise FlowFileError("empty flow file", path, 1)

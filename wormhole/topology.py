@@ -12,7 +12,7 @@ from dataclasses import dataclass
 import networkx as nx
 import numpy as np
 
-from .errors import TopologyError
+from .errors import TopologyError, read_text
 from .units import NS, parse_delay_ns, parse_rate
 
 
@@ -164,14 +164,7 @@ class Topology:
 def read_topology(path):
     """Read the reference format: ``N_nodes N_switches N_links``, the switch
     ids, then ``a b rate delay error_rate`` per link."""
-    try:
-        with open(path, "rb") as fh:
-            raw = fh.read()
-        text = raw.decode("utf-8")
-    except OSError as e:
-        raise TopologyError("cannot read topology: %s" % e.strerror, path)
-    except UnicodeDecodeError:
-        raise TopologyError("topology is not text (UTF-8)", path)
+    text = read_text(path, TopologyError, "topology")
     lines = [(no, ln.split()) for no, ln in enumerate(text.splitlines(), 1) if ln.strip()]
     if not lines:
         raise TopologyError("empty topology file", path, 1)

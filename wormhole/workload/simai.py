@@ -17,7 +17,7 @@ weight-gradient compute, then its collective, non-blocking).
 """
 from dataclasses import dataclass
 
-from ..errors import WormholeError
+from ..errors import WormholeError, read_text
 from .collectives import COLLECTIVES, DEFAULT_CHUNK, DEFAULT_INFLIGHT, Transport
 from .models import WorkloadError
 
@@ -75,13 +75,7 @@ def _parse_comm(tok, path, no):
 def read_simai(path):
     """Parse a SimAI/AICB workload file; every malformed line raises
     WorkloadError naming the file, line and value."""
-    try:
-        with open(path, "rb") as fh:
-            text = fh.read().decode("utf-8")
-    except OSError as e:
-        raise WorkloadError("cannot read workload: %s" % e.strerror, path)
-    except UnicodeDecodeError:
-        raise WorkloadError("workload is not text (UTF-8)", path)
+    text = read_text(path, WorkloadError, "workload")
     lines = text.splitlines()
     if not lines or not lines[0].strip():
         raise WorkloadError("empty workload file", path, 1)
