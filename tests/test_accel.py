@@ -6,7 +6,7 @@ import numpy as np
 import pytest
 
 import wormhole as wh
-from wormhole.units import MS, US
+from wormhole.units import US
 
 
 def scratch_partitions(net, active):

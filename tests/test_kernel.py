@@ -2,12 +2,12 @@
 import math
 import os
 
-import numpy as np
+
 import pytest
 
 import wormhole as wh
 from wormhole._core.kernel import _py_tx_time_ps
-from wormhole.units import MS, NS, US, gbps
+from wormhole.units import US, gbps
 
 from conftest import parse_fct
 

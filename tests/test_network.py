@@ -112,9 +112,9 @@ def test_results_and_stats_fields():
 
 def test_source_ports_count_per_host_pair():
     net = wh.Network(wh.star(3))
-    a = net.send(0, 2, 1000)
-    b = net.send(0, 2, 1000)
-    c = net.send(1, 2, 1000)
+    net.send(0, 2, 1000)
+    net.send(0, 2, 1000)
+    net.send(1, 2, 1000)
     r = net.results
     assert list(r["sport"]) == [10000, 10001, 10000]
 

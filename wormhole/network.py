@@ -24,7 +24,7 @@ from .config import Config
 from .errors import FlowFileError, NotAvailableError, ResourceLimitError, RoutingError, WormholeError
 from .fabric import Fabric
 from .topology import Topology, read_topology
-from .units import NS, S, ns3_fixed_point
+from .units import NS, ns3_fixed_point
 
 INT64_MAX = (1 << 63) - 1
 _RUN_IDLE, _RUN_CALLBACKS, _RUN_USER, _RUN_LIMIT = 0, 1, 2, 3

@@ -17,7 +17,7 @@ weight-gradient compute, then its collective, non-blocking).
 """
 from dataclasses import dataclass
 
-from ..errors import WormholeError, read_text
+from ..errors import read_text
 from .collectives import COLLECTIVES, DEFAULT_CHUNK, DEFAULT_INFLIGHT, Transport
 from .models import WorkloadError
 
