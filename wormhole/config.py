@@ -109,6 +109,9 @@ PARAMS = (
     _p("buffer_size", "MB", 16, "shared buffer per switch (MiB, as the reference)", _float,
        "BUFFER_SIZE", 0.001, 1 << 20),
     _p("reserve", "bytes", 4096, "per (ingress port, queue) reserve", _int, None, 0, 1 << 30),
+    _p("pfc_headroom_floor", "bytes", 0, "lower bound of a port's PFC headroom (0: the reference's 3 x rate "
+       "x delay alone, which is less than the frames in flight after a pause on links shorter than about "
+       "100 ns at 100 Gb/s, so PFC can then drop)", _int, None, 0, 1 << 30),
     _p("resume_offset", "bytes", 3072, "PFC resume hysteresis below the threshold", _int, None, 0, 1 << 30),
     _p("pause_time", "us", 5.0, "pause time carried by PFC frames (a pause holds until a resume)",
        _float, "PAUSE_TIME", 0, 1e6),

@@ -158,7 +158,7 @@ class Fabric:
                 self.port_kmax[p] = 1000 * int(self._lookup(kmax_map, rate, "KMAX_MAP", 400 * gb / 25))
                 self.port_pmax[p] = self._lookup(pmax_map, rate, "PMAX_MAP", 0.2)
                 delay_ns = int(self.port_delay[p]) // NS
-                self.port_headroom[p] = rate * delay_ns // 8 // 1000000000 * 3
+                self.port_headroom[p] = max(rate * delay_ns // 8 // 1000000000 * 3, int(c.pfc_headroom_floor))
                 shift = 3
                 r = rate
                 while r > self.nic_rate and shift > 0:

@@ -198,9 +198,6 @@ def read_topology(path):
             if len(sw_ids) > n_sw:
                 raise TopologyError("more switch ids than announced", path, no, " ".join(parts))
     sws = set(sw_ids)
-    t = Topology(str(path))
-    for i in range(n_nodes):
-        t._add(i in sws, i)
     body = lines[k:]
     if len(body) < n_links:
         last = body[-1][0] + 1 if body else (lines[-1][0] + 1)
@@ -208,6 +205,9 @@ def read_topology(path):
     if len(body) > n_links:
         no, parts = body[n_links]
         raise TopologyError("more links than the %d announced" % n_links, path, no, " ".join(parts))
+    t = Topology(str(path))
+    for i in range(n_nodes):
+        t._add(i in sws, i)
     for no, parts in body:
         if len(parts) != 5:
             raise TopologyError("link line must be 'a b rate delay error_rate'", path, no, " ".join(parts))

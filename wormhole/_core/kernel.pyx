@@ -1158,6 +1158,32 @@ cdef class Kernel:
             d.update(alpha=s.dctcp[fi].alpha, ca_state=s.dctcp[fi].ca_state, batch=s.dctcp[fi].batch)
         return d
 
+    def memory(self):
+        """Bytes held by the simulation's C arrays, by component, and the unit sizes."""
+        cdef Sim* s = self.s
+        cdef int64_t per_pkt = sizeof(Packet) + (INT_MAX_HOP * sizeof(IntHop) if s.p.int_mode == INT_HOPS else 0)
+        cdef int64_t cc = 0
+        if s.cc.kind == CC_DCQCN:
+            cc = sizeof(DcqcnState)
+        elif s.cc.kind == CC_HPCC:
+            cc = sizeof(HpccState)
+        elif s.cc.kind == CC_TIMELY:
+            cc = sizeof(TimelyState)
+        elif s.cc.kind == CC_DCTCP:
+            cc = sizeof(DctcpState)
+        cdef int64_t win = 6 * s.acc.l * sizeof(int64_t) if s.acc.on else 0
+        return {
+            "per_flow": sizeof(Flow) + cc + sizeof(int32_t) + (sizeof(FlowWin) if s.acc.on else 0),
+            "per_packet": per_pkt,
+            "per_event": sizeof(Event),
+            "window_per_active_flow": win,
+            "flows": <int64_t>s.flow_cap * (sizeof(Flow) + cc + sizeof(int32_t)),
+            "packets": <int64_t>s.pkt_cap * per_pkt,
+            "events": s.heap_cap * sizeof(Event),
+            "paths": s.paths_cap * sizeof(int32_t),
+            "ports": s.n_ports * (sizeof(Port) + sizeof(MmuPort)),
+        }
+
     def take_memo_notes(self):
         """Memo notices since the last call: (kind 'formed'/'steady', partition, version)."""
         cdef Accel* a = &self.s.acc

@@ -104,12 +104,36 @@ def _need(d, key, path, typ=int):
     if key not in d:
         raise WorkloadError("missing key %r" % key, path)
     try:
+        if isinstance(d[key], (bool, list, dict)):
+            raise TypeError
         v = typ(d[key])
-    except (TypeError, ValueError):
+    except (TypeError, ValueError, OverflowError):
         raise WorkloadError("bad value for %r" % key, path, value=d[key])
     if typ in (int, float) and v <= 0:
         raise WorkloadError("%r must be positive" % key, path, value=d[key])
     return v
+
+
+def _section(doc, key, path):
+    v = doc.get(key, {})
+    if v is None:
+        return {}
+    if not isinstance(v, dict):
+        raise WorkloadError("'%s' must be a mapping" % key, path, value=v)
+    return v
+
+
+def _opt(d, key, default, path, typ=int):
+    v = d.get(key, default)
+    try:
+        if isinstance(v, bool) or isinstance(v, (list, dict)):
+            raise TypeError
+        x = typ(v)
+    except (TypeError, ValueError, OverflowError):
+        raise WorkloadError("bad value for %r" % key, path, value=v)
+    if typ is float and x != x:
+        raise WorkloadError("bad value for %r" % key, path, value=v)
+    return x
 
 
 def load_preset(name_or_path, gpus=None, tp=None, pp=None, dp=None, ep=None, micro_batches=None, gpu=None):
@@ -132,12 +156,15 @@ def load_preset(name_or_path, gpus=None, tp=None, pp=None, dp=None, ep=None, mic
         raise WorkloadError("'model' must be a mapping", path)
     model = ModelSpec(name=str(m.get("name", os.path.basename(path)[:-5])), layers=_need(m, "layers", path),
                       hidden=_need(m, "hidden", path), ffn=_need(m, "ffn", path), heads=_need(m, "heads", path),
-                      seq=_need(m, "seq", path), vocab=int(m.get("vocab", 50257)),
-                      experts=int(m.get("experts", 0)), topk=int(m.get("topk", 1)))
-    p = doc.get("parallel", {}) or {}
-    par = Parallel(tp=int(tp or p.get("tp", 8)), pp=int(pp or p.get("pp", 1)), dp=int(dp or p.get("dp", 1)),
-                   ep=int(ep or p.get("ep", 1)), micro_batches=int(micro_batches or p.get("micro_batches", 1)),
-                   micro_batch_size=int(p.get("micro_batch_size", 1)))
+                      seq=_need(m, "seq", path), vocab=_opt(m, "vocab", 50257, path),
+                      experts=_opt(m, "experts", 0, path), topk=_opt(m, "topk", 1, path))
+    if model.vocab < 1 or model.experts < 0 or model.topk < 1:
+        raise WorkloadError("vocab and topk must be positive, experts non-negative", path)
+    p = _section(doc, "parallel", path)
+    par = Parallel(tp=int(tp or _opt(p, "tp", 8, path)), pp=int(pp or _opt(p, "pp", 1, path)),
+                   dp=int(dp or _opt(p, "dp", 1, path)), ep=int(ep or _opt(p, "ep", 1, path)),
+                   micro_batches=int(micro_batches or _opt(p, "micro_batches", 1, path)),
+                   micro_batch_size=_opt(p, "micro_batch_size", 1, path))
     if gpus is not None and dp is None:
         if gpus % (par.tp * par.pp):
             raise WorkloadError("%d GPUs are not a multiple of TP x PP = %d" % (gpus, par.tp * par.pp), value=gpus)
@@ -153,9 +180,13 @@ def load_preset(name_or_path, gpus=None, tp=None, pp=None, dp=None, ep=None, mic
         raise WorkloadError("EP %d must divide DP %d" % (par.ep, par.dp), path)
     if model.moe and model.experts % par.ep:
         raise WorkloadError("EP %d must divide the %d experts" % (par.ep, model.experts), path)
-    g = (gpu or doc.get("gpu", "a100")).lower()
-    if g not in GPUS:
-        raise WorkloadError("unknown GPU %r (a100, h100)" % g, path, value=g)
-    tr = doc.get("training", {}) or {}
-    return Preset(model=model, parallel=par, gpu=GPUS[g], bucket_mb=float(tr.get("bucket_mb", 25.0)),
-                  grad_bytes=int(tr.get("grad_bytes", 2)), act_bytes=int(tr.get("act_bytes", 2)), extra=doc)
+    g = gpu or doc.get("gpu", "a100")
+    if not isinstance(g, str) or g.lower() not in GPUS:
+        raise WorkloadError("unknown GPU (a100, h100)", path, value=g)
+    tr = _section(doc, "training", path)
+    bucket = _opt(tr, "bucket_mb", 25.0, path, float)
+    grad, act = _opt(tr, "grad_bytes", 2, path), _opt(tr, "act_bytes", 2, path)
+    if bucket <= 0 or grad < 1 or act < 1:
+        raise WorkloadError("bucket_mb, grad_bytes and act_bytes must be positive", path)
+    return Preset(model=model, parallel=par, gpu=GPUS[g.lower()], bucket_mb=bucket, grad_bytes=grad,
+                  act_bytes=act, extra=doc)
