@@ -111,7 +111,7 @@ PARAMS = (
     _p("reserve", "bytes", 4096, "per (ingress port, queue) reserve", _int, None, 0, 1 << 30),
     _p("pfc_headroom_floor", "bytes", 0, "lower bound of a port's PFC headroom (0: the reference's 3 x rate "
        "x delay alone, which is less than the frames in flight after a pause on links shorter than about "
-       "100 ns at 100 Gb/s, so PFC can then drop)", _int, None, 0, 1 << 30),
+       "100 ns at 100 Gb/s, so PFC can then drop; 8 frames covers them)", _int, None, 0, 1 << 30),
     _p("resume_offset", "bytes", 3072, "PFC resume hysteresis below the threshold", _int, None, 0, 1 << 30),
     _p("pause_time", "us", 5.0, "pause time carried by PFC frames (a pause holds until a resume)",
        _float, "PAUSE_TIME", 0, 1e6),
@@ -134,7 +134,8 @@ PARAMS = (
        "id: the memory order of the reference's node objects, checked flow by flow against its runs) "
        "or 'id' (increasing node id)", _route_order),
     _p("rto", "us", 0.0, "retransmission timeout: go back to the first unacknowledged byte after this "
-       "long without progress (0 = none, as the reference, where a lost tail packet stalls its flow)",
+       "long without progress, and ACK duplicates again (0 = none, as the reference, where a lost tail "
+       "packet or final ACK stalls its flow)",
        _float, None, 0, 1e9),
     _p("has_win", "bool", True, "sender window of one BDP", _bool, "HAS_WIN"),
     _p("global_t", "bool", True, "every flow uses the fabric's max BDP / RTT (else its pair's)", _bool, "GLOBAL_T"),

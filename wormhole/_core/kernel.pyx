@@ -496,6 +496,9 @@ cdef void host_receive_data(Sim* s, int32_t port, int32_t pk) noexcept nogil:
             action = 1
         elif s.p.chunk > 0 and f.rcv_nxt % s.p.chunk == 0:
             action = 1
+    elif seq < expected:
+        if s.p.rto > 0:
+            action = 1      # with the RTO extension a duplicate is ACKed again (its ACK may have been lost)
     elif seq > expected:
         if s.now >= f.nack_timer or f.last_nack != expected:
             f.nack_timer = s.now + s.p.nack_interval
