@@ -215,3 +215,11 @@ def test_packet_limit_raises_clear_error():
         net.send(i, 8, 1_000_000)
     with pytest.raises(wh.ResourceLimitError):
         net.run()
+
+
+def test_flow_limit_raises_clear_error():
+    net = wh.Network(wh.star(3), max_flows=2)
+    net.send(0, 2, 1000)
+    net.send(1, 2, 1000)
+    with pytest.raises(wh.ResourceLimitError):
+        net.send(0, 1, 1000)

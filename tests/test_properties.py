@@ -10,7 +10,7 @@ from hypothesis import strategies as st
 from properties import CCS, check_invariants, run_case
 
 SEEDS = st.integers(min_value=0, max_value=2**31 - 1)
-CI = settings(max_examples=int(__import__("os").environ.get("WORMHOLE_PROPERTY_EXAMPLES", "120")),
+CI = settings(max_examples=int(__import__("os").environ.get("WORMHOLE_PROPERTY_EXAMPLES", "300")),
               deadline=None, suppress_health_check=[HealthCheck.too_slow], derandomize=True)
 
 # seeds that once failed (seed, max_size, max_flows), kept as regression cases:

@@ -155,6 +155,8 @@ PARAMS = (
        "realisation)", _int, None, 0, 2 ** 40),
     _p("ns3_stream_base", "int", -1, "with ecn_rng=ns3: stream index of the first draw (-1: derived from "
        "the topology as the reference's set-up consumes streams)", _int, None, -1, 2 ** 62),
+    _p("max_flows", "flows", 0, "limit on flows (and connections) a simulation accepts (0 = unlimited); "
+       "exceeding it raises ResourceLimitError", _int, None, 0, 2 ** 31 - 1),
     _p("max_packets", "packets", 0, "limit on packets alive at once (0 = unlimited); exceeding it "
        "raises ResourceLimitError", _int, None, 0, 2 ** 31 - 1),
     # --- congestion-control parameters (read now, used by the congestion-control issue)

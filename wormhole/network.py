@@ -164,6 +164,9 @@ class Network:
         start = self.now if at is None else int(at)
         if start < self.now:
             raise FlowFileError("flow start is in the past (now = %d ps)" % self.now, value=at)
+        if self.config.max_flows and self._kernel.n_flows >= self.config.max_flows:
+            raise ResourceLimitError("flow limit reached (max_flows=%d)" % self.config.max_flows,
+                                     value=self.config.max_flows)
         key = (s, d)
         sport = self._sport.get(key, 10000)
         if sport > 65535:
