@@ -139,6 +139,6 @@ def test_send_in_the_past_is_rejected():
         net.send(0, 1, 100, at=1 * US)
 
 
-def test_flow_backend_not_available_yet():
+def test_unknown_backend_is_a_named_error():
     with pytest.raises(wh.NotAvailableError):
-        wh.Network(wh.star(2), backend="flow")
+        wh.Network(wh.star(2), backend="fluid")

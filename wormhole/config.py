@@ -66,6 +66,13 @@ def _str(v):
     return str(v)
 
 
+def _flow_model(v):
+    s = str(v).strip().lower()
+    if s not in ("cm02", "maxmin"):
+        raise ValueError("flow_model must be 'cm02' or 'maxmin'")
+    return s
+
+
 def _rng_name(v):
     s = str(v).strip().lower()
     if s not in ("splitmix", "ns3"):
@@ -200,6 +207,10 @@ PARAMS = (
        _bool),
     _p("memo_db", "path", None, "SQLite file of the memo database, reused across runs (None: in memory)",
        _str),
+    _p("flow_model", "name", "cm02", "flow backend sharing model: cm02 (SimGrid: latency phase, shares weighted "
+       "by 1 / route latency) or maxmin (plain max-min)", _flow_model),
+    _p("flow_window", "bytes", 0.0, "flow backend: bound each flow at window / (2 x route latency) (0: none)",
+       _float, None, 0.0, 1e15),
     _p("pint_log_base", "ratio", 1.05, "HPCC-PINT log base", _float, "PINT_LOG_BASE", 1.0, 10.0),
     _p("pint_prob", "prob", 1.0, "HPCC-PINT sampling probability", _float, "PINT_PROB", 0.0, 1.0),
 )

@@ -70,10 +70,16 @@ def _as_config(config, overrides):
 class Network:
     """A simulated fabric that accepts flows and timed callbacks."""
 
-    def __init__(self, topology, config=None, *, backend="packet", **overrides):
+    def __new__(cls, topology, config=None, *, backend="packet", **overrides):
+        if backend == "flow":
+            from .flowlevel import FlowNetwork
+            cfg = _as_config(config, overrides)
+            return FlowNetwork(_as_topology(topology), cfg, cfg.flow_model)
         if backend != "packet":
-            raise NotAvailableError("backend %r is not available yet (only 'packet')" % backend,
-                                    value=backend)
+            raise NotAvailableError("unknown backend %r (packet, flow)" % backend, value=backend)
+        return super().__new__(cls)
+
+    def __init__(self, topology, config=None, *, backend="packet", **overrides):
         self.config = _as_config(config, overrides)
         self.topology = _as_topology(topology)
         self.fabric = Fabric(self.topology, self.config)

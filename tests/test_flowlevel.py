@@ -1,0 +1,112 @@
+"""The flow-level backend: max-min / CM02 shares on the textbook cases."""
+import networkx as nx
+import numpy as np
+import pytest
+
+import wormhole as wh
+from wormhole.flowlevel import max_min
+from wormhole.units import US, gbps
+
+
+def graph(edges):
+    g = nx.Graph()
+    for a, b, rate, delay in edges:
+        for x in (a, b):
+            if x not in g:
+                g.add_node(x, kind="switch" if x.startswith("s") else "host")
+        g.add_edge(a, b, rate=gbps(rate), delay=int(delay * US))
+    return wh.Topology.from_networkx(g)
+
+
+def rates_after_join(net, ids):
+    net.run(until=100 * US)
+    return np.array([net.rate[i] for i in ids]) * 8e12 / net.eff / 1e9     # back to Gb/s of line rate
+
+
+def test_backbone_example_of_the_simgrid_slides():
+    # flow X crosses the 1000 link; flow Y crosses it and a link of 1: max-min gives 999 and 1
+    t = graph([("h0", "s0", 2000, 1), ("h1", "s0", 2000, 1), ("s0", "s1", 1000, 1),
+               ("s1", "h2", 2000, 1), ("s1", "h3", 1, 1)])
+    net = wh.Network(t, backend="flow", flow_model="maxmin")
+    x = net.send("h0", "h2", 10**12)
+    y = net.send("h1", "h3", 10**12)
+    r = rates_after_join(net, [x, y])
+    assert r == pytest.approx([999, 1])
+
+
+def test_parking_lot():
+    # a long flow over two links in series and one short flow on each: all get half
+    t = graph([("h0", "s0", 100, 1), ("h1", "s0", 100, 1), ("s0", "s1", 100, 1), ("s1", "h2", 100, 1),
+               ("h3", "s1", 100, 1), ("s1", "s2", 100, 1), ("s2", "h4", 100, 1)])
+    net = wh.Network(t, backend="flow", flow_model="maxmin")
+    long_ = net.send("h0", "h4", 10**12)
+    a = net.send("h1", "h2", 10**12)
+    b = net.send("h3", "h4", 10**12)
+    assert rates_after_join(net, [long_, a, b]) == pytest.approx([50, 50, 50])
+
+
+def test_cm02_shares_inversely_to_route_latency():
+    # two flows on one bottleneck, route latencies 2 us and 4 us: shares 2:1
+    t = graph([("h0", "s0", 100, 0.5), ("h1", "s0", 100, 1.5), ("s0", "s1", 100, 1), ("s1", "h2", 100, 0.5),
+               ("s1", "h3", 100, 1.5)])
+    net = wh.Network(t, backend="flow")
+    a = net.send("h0", "h2", 10**12)
+    b = net.send("h1", "h3", 10**12)
+    assert net.latency[a] == 2 * US and net.latency[b] == 4 * US
+    ra, rb = rates_after_join(net, [a, b])
+    assert ra / rb == pytest.approx(2.0)
+    assert ra + rb == pytest.approx(100)
+
+
+def test_cm02_latency_phase_and_window_bound():
+    t = graph([("h0", "s0", 100, 1), ("s0", "h1", 100, 1)])
+    net = wh.Network(t, backend="flow")
+    f = net.send("h0", "h1", 1_000_000)
+    net.run()
+    r = net.flow(f)
+    payload = 100e9 * net.eff / 8
+    assert r.fct == pytest.approx(2 * US + 1_000_000 / payload * 1e12, abs=1)
+    w = wh.Network(t, backend="flow", flow_window=20_000)
+    g = w.send("h0", "h1", 10**12)
+    assert rates_after_join(w, [g])[0] == pytest.approx(20_000 / (2 * 2e-6) * 8 / 1e9 / w.eff)     # below the link
+
+
+def test_identical_runs_and_byte_conservation():
+    def run():
+        net = wh.Network(wh.leaf_spine(4, 4, 2), backend="flow")
+        rng = np.random.default_rng(3)
+        for _ in range(200):
+            a, b = rng.choice(16, 2, replace=False)
+            net.send(int(a), int(b), int(rng.integers(1, 5_000_000)), at=int(rng.integers(0, 200)) * US)
+        net.run()
+        return net
+    a, b = run(), run()
+    assert a.fct_lines() == b.fct_lines()
+    res = a.results
+    assert (res["fct"] > 0).all()
+    done, _, _ = a.delivered()
+    assert (done == res["size"]).all()
+
+
+def test_incremental_solves_equal_a_full_solve():
+    net = wh.Network(wh.leaf_spine(4, 4, 2), backend="flow")
+    rng = np.random.default_rng(5)
+    for _ in range(120):
+        a, b = rng.choice(16, 2, replace=False)
+        net.send(int(a), int(b), int(rng.integers(100_000, 3_000_000)), at=int(rng.integers(0, 300)) * US)
+    for step in range(1, 40):
+        net.run(until=step * 10 * US)
+        full = dict(enumerate(net.rate))
+        active = sorted(net.active)
+        max_min(full, active, net.links, net.weight, net.caps, net.bound)
+        for f in active:
+            assert net.rate[f] == pytest.approx(full[f], rel=1e-9)
+
+
+def test_the_workload_layer_runs_on_the_flow_backend():
+    from wormhole.workload import RingAllReduce, Transport
+    net = wh.Network(wh.rail_optimized(32), backend="flow")
+    done = []
+    c = RingAllReduce(Transport(net), [0, 8, 16, 24], 8_000_000, on_done=done.append).start()
+    net.run()
+    assert done == [c] and c.sent_bytes == [12_000_000] * 4

@@ -1,0 +1,368 @@
+"""Flow-level backend: fluid flows sharing links by (weighted) max-min fairness.
+
+SimGrid's CM02 model (``flow_model="cm02"``): a flow first waits its route
+latency (the sum of its links' propagation delays) without using bandwidth,
+then joins the sharing; shares are weighted max-min with each flow's weight
+inversely proportional to its route latency, found by progressive filling
+(saturate the most constrained link, freeze its flows, repeat); an optional
+window bounds a flow at window / (2 x route latency).  ``flow_model="maxmin"``
+is plain max-min.  The loop is SimGrid's: share, earliest finish, advance,
+repeat.  A change (a flow joining or leaving) re-solves only the flows
+connected to it through shared links.
+
+Routes come from the same fabric and ECMP hashing as the packet kernel; link
+capacities are payload rates (line rate x mtu / (mtu + headers)), so FCTs are
+comparable with the packet kernel's.  Same API as ``Network``: send, connect /
+post, schedule, run, now, results, stats, fct_lines.
+"""
+import heapq
+import time
+from collections import deque, namedtuple
+
+import numpy as np
+
+from . import network as _nw
+from ._core.kernel import _py_ecmp_hash
+from .errors import FlowFileError, NotAvailableError, ResourceLimitError, RoutingError, WormholeError
+from .fabric import Fabric
+from .units import NS
+
+INF = float("inf")
+FLOW_MODELS = ("cm02", "maxmin")
+
+
+def max_min(rates_out, flows, flow_links, weights, caps, bounds):
+    """Weighted progressive filling over ``flows`` (indices); flow_links[f] is an
+    int array of link ids, caps a dict-like of link capacities (bytes/ps),
+    bounds[f] a per-flow rate bound (INF for none).  Writes rates_out[f]."""
+    if not flows:
+        return
+    links = sorted({l for f in flows for l in flow_links[f]})
+    lidx = {l: i for i, l in enumerate(links)}
+    nf, nl = len(flows), len(links)
+    fi, li = [], []
+    for k, f in enumerate(flows):
+        for l in flow_links[f]:
+            fi.append(k)
+            li.append(lidx[l])
+    fi = np.array(fi, dtype=np.int64)
+    li = np.array(li, dtype=np.int64)
+    w = np.array([weights[f] for f in flows], dtype=float)
+    bnd = np.array([bounds[f] for f in flows], dtype=float)
+    cap = np.array([caps[l] for l in links], dtype=float)
+    rate = np.zeros(nf)
+    frozen = np.zeros(nf, dtype=bool)
+    used = np.zeros(nl)
+    while not frozen.all():
+        live = ~frozen[fi]
+        wsum = np.bincount(li[live], weights=w[fi[live]], minlength=nl)
+        with np.errstate(divide="ignore", invalid="ignore"):
+            share = np.where(wsum > 0, (cap - used) / wsum, INF)
+        s = share.min()
+        # a flow whose bound is below the link share freezes at its bound first
+        wb = np.where(~frozen, bnd / w, INF)
+        sb = wb.min()
+        if sb <= s:
+            k = int(wb.argmin())
+            newly = np.zeros(nf, dtype=bool)
+            newly[k] = True
+            level = sb
+        else:
+            if not np.isfinite(s):
+                rate[~frozen] = bnd[~frozen]
+                break
+            sat = share <= s * (1 + 1e-12)
+            newly = np.zeros(nf, dtype=bool)
+            newly[fi[sat[li] & live]] = True
+            newly &= ~frozen
+            level = s
+        r = w[newly] * level
+        rate[newly] = r
+        frozen |= newly
+        contrib = np.zeros(nf)
+        contrib[newly] = r
+        used += np.bincount(li, weights=contrib[fi], minlength=nl)
+    for k, f in enumerate(flows):
+        rates_out[f] = rate[k]
+
+
+class FlowNetwork:
+    """The flow-level backend behind ``Network(..., backend="flow")``."""
+
+    def __init__(self, topology, config, flow_model="cm02"):
+        if flow_model not in FLOW_MODELS:
+            raise NotAvailableError("unknown flow model %r (cm02, maxmin)" % flow_model, value=flow_model)
+        self.config = config
+        self.topology = topology
+        self.fabric = Fabric(topology, config)
+        self.model = flow_model
+        c = config
+        hdr = _nw.BASE_HEADER
+        self.eff = int(c.mtu) / (int(c.mtu) + hdr)
+        self.window = float(c.flow_window)
+        self._now = 0
+        self._seq = 0
+        self._events = []           # (time, seq, kind, arg)
+        self._sport = {}
+        self.src, self.dst, self.size, self.start, self.finish, self.sports, self.dports = [], [], [], [], [], [], []
+        self.links, self.latency, self.remaining, self.rate, self.weight, self.bound = [], [], [], [], [], []
+        self._cb = {}
+        self.active = set()         # flows in the sharing phase
+        self.link_flows = {}        # link -> set of active flows
+        self._standalone = []
+        self._done_order = []
+        self._last = 0              # time remaining[] was last advanced to
+        self._conns = {}
+        self._messages = []
+        self._wall = 0.0
+        self.n_events = 0
+        self.n_resolves = 0
+        self.caps = {p: float(self.fabric.port_rate[p]) * self.eff / 8e12 for p in range(len(self.fabric.port_rate))}
+
+    # -- routing (the packet kernel's ECMP, in Python) ----------------------
+    def _route(self, s, d, sport, dport):
+        f = self.fabric
+        nh = len(f.hosts)
+        hd = int(f.host_idx[d])
+        sip, dip = int(f.node_ip[s]), int(f.node_ip[d])
+        w2 = (sport | (dport << 16)) & 0xFFFFFFFF
+        node, path = s, []
+        while True:
+            r = node * nh + hd
+            cnt = int(f.rt_cnt[r])
+            if cnt == 0 or len(path) > 64:
+                raise RoutingError("no route from host %d to host %d" % (s, d), value=(s, d))
+            k = 0 if cnt == 1 else _py_ecmp_hash(sip, dip, w2, int(f.seed[node])) % cnt
+            port = int(f.rt_ports[int(f.rt_start[r]) + k])
+            path.append(port)
+            node = int(f.port_node[int(f.port_peer[port])])
+            if node == d:
+                return path
+
+    # -- API ------------------------------------------------------------------
+    @property
+    def now(self):
+        return self._now
+
+    def _push(self, t, kind, arg):
+        heapq.heappush(self._events, (t, self._seq, kind, arg))
+        self._seq += 1
+
+    def send(self, src, dst, nbytes, at=None, on_done=None, pg=3, dport=100, _persistent=False):
+        t = self.topology
+        s, d = t.node(src), t.node(dst)
+        for x in (s, d):
+            if t.is_switch[x]:
+                raise FlowFileError("flow endpoint is a switch, not a host", value=x)
+        if s == d:
+            raise FlowFileError("flow from a host to itself", value=s)
+        if isinstance(nbytes, bool) or not isinstance(nbytes, (int, np.integer)) or nbytes <= 0:
+            raise FlowFileError("flow size must be a positive integer of bytes", value=nbytes)
+        start = self._now if at is None else int(at)
+        if start < self._now:
+            raise FlowFileError("flow start is in the past (now = %d ps)" % self._now, value=at)
+        if self.config.max_flows and len(self.src) >= self.config.max_flows:
+            raise ResourceLimitError("flow limit reached (max_flows=%d)" % self.config.max_flows)
+        sport = self._sport.get((s, d), 10000)
+        self._sport[(s, d)] = sport + 1
+        path = self._route(s, d, sport, int(dport))
+        fid = len(self.src)
+        lat = sum(int(self.fabric.port_delay[p]) for p in path)
+        self.src.append(s)
+        self.dst.append(d)
+        self.size.append(int(nbytes))
+        self.start.append(start)
+        self.finish.append(-1)
+        self.sports.append(sport)
+        self.dports.append(int(dport))
+        self.links.append(path)
+        self.latency.append(lat)
+        self.remaining.append(0.0 if _persistent else float(nbytes))
+        self.rate.append(0.0)
+        self.weight.append(1.0 / max(lat, 1) if self.model == "cm02" else 1.0)
+        self.bound.append(self.window / (2 * lat) if self.window > 0 and lat > 0 else INF)
+        f = self.fabric
+        hs, hd = int(f.host_idx[s]), int(f.host_idx[d])
+        npk = (int(nbytes) - 1) // int(self.config.mtu) + 1
+        total = int(nbytes) + npk * _nw.BASE_HEADER
+        self._standalone.append((int(f.pair_rtt_ns[hs, hd]) + total * 8000000000 // int(f.pair_bw[hs, hd])) * NS)
+        if on_done is not None:
+            self._cb[fid] = on_done
+        if _persistent:
+            self._conns[fid] = deque()
+        else:
+            self._push(start + (lat if self.model == "cm02" else 0), 0, fid)     # joins after its latency
+        return fid
+
+    def connect(self, src, dst, at=None, pg=3, dport=100):
+        return self.send(src, dst, 1, at=at, pg=pg, dport=dport, _persistent=True)
+
+    def post(self, conn, nbytes, on_done=None):
+        if conn not in self._conns:
+            raise FlowFileError("not a connection", value=conn)
+        if isinstance(nbytes, bool) or not isinstance(nbytes, (int, np.integer)) or nbytes <= 0:
+            raise FlowFileError("message size must be a positive integer of bytes", value=nbytes)
+        mid = len(self._messages)
+        self._messages.append([conn, int(nbytes), self._now, -1])
+        q = self._conns[conn]
+        q.append((mid, on_done))
+        if len(q) == 1:
+            self._start_message(conn)
+        return mid
+
+    def _start_message(self, conn):
+        mid, _ = self._conns[conn][0]
+        self.remaining[conn] = float(self._messages[mid][1])
+        self._push(self._now + (self.latency[conn] if self.model == "cm02" else 0), 0, conn)
+
+    def message(self, mid):
+        conn, size, posted, done = self._messages[mid]
+        return _nw.MessageResult(mid, conn, size, posted, done, done - posted if done >= 0 else -1)
+
+    def schedule(self, delay, callback):
+        if isinstance(delay, bool) or not isinstance(delay, (int, np.integer)) or delay < 0:
+            raise WormholeError("delay must be a non-negative integer of ps", value=delay)
+        self._push(self._now + int(delay), 1, callback)
+
+    # -- the loop -------------------------------------------------------------
+    def _advance(self, t):
+        dt = t - self._last
+        if dt > 0:
+            for f in self.active:
+                self.remaining[f] -= self.rate[f] * dt
+        self._last = t
+        self._now = t
+
+    def _component(self, seeds):
+        comp, todo = set(), list(seeds)
+        while todo:
+            f = todo.pop()
+            if f in comp or f not in self.active:
+                continue
+            comp.add(f)
+            for l in self.links[f]:
+                todo.extend(self.link_flows.get(l, ()))
+        return comp
+
+    def _resolve(self, seeds):
+        comp = self._component(seeds)
+        self.n_resolves += 1
+        max_min(self.rate, sorted(comp), self.links, self.weight, self.caps, self.bound)
+
+    def _join(self, f):
+        self.active.add(f)
+        for l in self.links[f]:
+            self.link_flows.setdefault(l, set()).add(f)
+        self._resolve([f])
+
+    def _leave(self, f):
+        self.active.discard(f)
+        neighbours = set()
+        for l in self.links[f]:
+            s = self.link_flows.get(l)
+            if s is not None:
+                s.discard(f)
+                neighbours |= s
+        self.rate[f] = 0.0
+        if neighbours:
+            self._resolve(neighbours)
+
+    def _next_completion(self):
+        best, bf = INF, -1
+        for f in self.active:
+            r = self.rate[f]
+            if r > 0:
+                t = self.remaining[f] / r
+                if t < best:
+                    best, bf = t, f
+        return best, bf
+
+    def run(self, until=None, progress=False):
+        limit = INF if until is None else int(until)
+        t0 = time.perf_counter()
+        while True:
+            dtc, fc = self._next_completion()
+            tc = self._last + max(0.0, dtc) if fc >= 0 else INF
+            te = self._events[0][0] if self._events else INF
+            if min(tc, te) > limit or (tc == INF and te == INF):
+                break
+            self.n_events += 1
+            if tc <= te:
+                t = int(np.ceil(tc))
+                self._advance(t)
+                self.remaining[fc] = 0.0
+                self._complete(fc)
+            else:
+                t, _, kind, arg = heapq.heappop(self._events)
+                self._advance(t)
+                if kind == 0:
+                    self._join(arg)
+                else:
+                    arg()
+        if until is not None and self._now < limit:
+            self._advance(limit)
+        self._wall += time.perf_counter() - t0
+
+    def _complete(self, f):
+        self._leave(f)
+        if f in self._conns:
+            q = self._conns[f]
+            mid, cb = q.popleft()
+            self._messages[mid][3] = self._now
+            if q:
+                self._start_message(f)
+            if cb is not None:
+                cb(self.message(mid))
+            return
+        self.finish[f] = self._now
+        self._done_order.append(f)
+        cb = self._cb.pop(f, None)
+        if cb is not None:
+            cb(self.flow(f))
+
+    # -- results --------------------------------------------------------------
+    def flow(self, fid):
+        fin = self.finish[fid]
+        return _nw.FlowResult(fid, self.src[fid], self.dst[fid], self.sports[fid], self.dports[fid],
+                              self.size[fid], self.start[fid], fin, fin - self.start[fid] if fin >= 0 else -1,
+                              self._standalone[fid])
+
+    @property
+    def results(self):
+        n = len(self.src)
+        out = np.zeros(n, dtype=_nw.RESULT_DTYPE)
+        out["id"] = np.arange(n)
+        out["src"], out["dst"] = self.src, self.dst
+        out["sport"], out["dport"] = self.sports, self.dports
+        out["size"], out["start"] = self.size, self.start
+        fin = np.array(self.finish, dtype=np.int64)
+        out["finish"] = fin
+        out["fct"] = np.where(fin >= 0, fin - out["start"], -1)
+        out["standalone_fct"] = self._standalone
+        return out
+
+    def delivered(self):
+        res = self.results
+        done = np.where(res["fct"] >= 0, res["size"], 0)
+        return done, done.copy(), np.zeros(len(res), dtype=np.int64)
+
+    def completion_order(self):
+        return np.array(self._done_order, dtype=np.int32)
+
+    @property
+    def stats(self):
+        return {"backend": "flow", "flow_model": self.model, "events": self.n_events, "rate_solves": self.n_resolves,
+                "flows": len(self.src), "flows_completed": len(self._done_order), "wall_seconds": self._wall,
+                "events_per_second": self.n_events / self._wall if self._wall > 0 else 0.0,
+                "sim_time_ps": self._now, "data_packets": 0, "ctrl_packets": 0, "drops": 0, "pfc_pauses": 0,
+                "pfc_resumes": 0, "ecn_marks": 0, "events_skipped": 0, "events_by_kind": {}}
+
+    def fct_lines(self):
+        ips = self.fabric.node_ip
+        return ["%08x %08x %d %d %d %d %d %d\n" % (ips[self.src[f]], ips[self.dst[f]], self.sports[f], self.dports[f],
+                                                 self.size[f], self.start[f] // NS,
+                                                 (self.finish[f] - self.start[f]) // NS, self._standalone[f] // NS)
+                for f in self._done_order]
+
+    def pfc_lines(self):
+        return []
