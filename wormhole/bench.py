@@ -129,6 +129,8 @@ def _workload_parser():
     ap.add_argument("--workload", help="a SimAI/AICB workload file (with model 'simai')")
     ap.add_argument("--chunk-mb", type=float, default=4.0, help="NCCL-style chunk size of collectives, MB")
     ap.add_argument("--memo-db", help="SQLite memo database reused across runs (accelerated mode)")
+    ap.add_argument("--backend", default="packet", choices=("packet", "flow"),
+                    help="packet kernel, or the flow-level (max-min, CM02) backend")
     ap.add_argument("--json", action="store_true", help="print one JSON object")
     ap.add_argument("--no-progress", action="store_true")
     return ap
@@ -151,7 +153,7 @@ def run_workload(args, keep=None):
         topo = wh.rail_optimized(args.gpus, rate=gbps(args.rate))
     cfg = wh.Config.preset(args.cc, max(1, round(topo.nic_rate() / 1e9)), accelerate=args.mode == "accelerated",
                            memo_db=args.memo_db)
-    net = wh.Network(topo, cfg)
+    net = wh.Network(topo, cfg, backend=args.backend)
     chunk = int(args.chunk_mb * 1024 * 1024)
     if args.model == "simai":
         if not args.workload:
@@ -178,6 +180,9 @@ def run_workload(args, keep=None):
     step = 100 * 1000 * 1000        # 100 us of simulated time per slice
     last_events = 0
     while not done:
+        if args.backend == "flow":
+            net.run()
+            break
         nxt = net._kernel.next_event_time()
         if nxt < 0:
             break
@@ -197,12 +202,14 @@ def run_workload(args, keep=None):
         keep["net"], keep["job"] = net, job
     rep = dict(job.summary())
     rep.update({"cc": args.cc, "mode": args.mode, "topology": args.topology or "rail_optimized(%d)" % args.gpus,
+                "backend": args.backend,
                 "wall_seconds": round(wall, 3), "events": st["events"], "events_skipped": st["events_skipped"],
-                "skips": st["skips"], "skip_backs": st["skip_backs"], "steady_periods": st["steady_periods"],
-                "partition_merges": st["partition_merges"], "partition_splits": st["partition_splits"],
+                "skips": st.get("skips", 0), "skip_backs": st.get("skip_backs", 0),
+                "steady_periods": st.get("steady_periods", 0),
+                "partition_merges": st.get("partition_merges", 0), "partition_splits": st.get("partition_splits", 0),
                 "memo_hits": st.get("memo_hits", 0), "memo_misses": st.get("memo_misses", 0),
                 "memo_entries": st.get("memo_entries", 0), "memo_db_bytes": st.get("memo_db_bytes", 0),
-                "time_skipped_ps": st["time_skipped_ps"],
+                "time_skipped_ps": st.get("time_skipped_ps", 0),
                 "events_per_second": round(st["events"] / wall) if wall > 0 else 0,
                 "flows": st["flows"], "messages": len(net._messages), "pfc_pauses": st["pfc_pauses"],
                 "drops": st["drops"],

@@ -37,19 +37,14 @@ def max_min(rates_out, flows, flow_links, weights, caps, bounds):
     bounds[f] a per-flow rate bound (INF for none).  Writes rates_out[f]."""
     if not flows:
         return
-    links = sorted({l for f in flows for l in flow_links[f]})
-    lidx = {l: i for i, l in enumerate(links)}
+    lens = np.fromiter((len(flow_links[f]) for f in flows), dtype=np.int64, count=len(flows))
+    raw = np.fromiter((l for f in flows for l in flow_links[f]), dtype=np.int64, count=int(lens.sum()))
+    links, li = np.unique(raw, return_inverse=True)
     nf, nl = len(flows), len(links)
-    fi, li = [], []
-    for k, f in enumerate(flows):
-        for l in flow_links[f]:
-            fi.append(k)
-            li.append(lidx[l])
-    fi = np.array(fi, dtype=np.int64)
-    li = np.array(li, dtype=np.int64)
-    w = np.array([weights[f] for f in flows], dtype=float)
-    bnd = np.array([bounds[f] for f in flows], dtype=float)
-    cap = np.array([caps[l] for l in links], dtype=float)
+    fi = np.repeat(np.arange(nf), lens)
+    w = np.fromiter((weights[f] for f in flows), dtype=float, count=nf)
+    bnd = np.fromiter((bounds[f] for f in flows), dtype=float, count=nf)
+    cap = np.fromiter((caps[int(l)] for l in links), dtype=float, count=nl)
     rate = np.zeros(nf)
     frozen = np.zeros(nf, dtype=bool)
     used = np.zeros(nl)
@@ -82,8 +77,8 @@ def max_min(rates_out, flows, flow_links, weights, caps, bounds):
         contrib = np.zeros(nf)
         contrib[newly] = r
         used += np.bincount(li, weights=contrib[fi], minlength=nl)
-    for k, f in enumerate(flows):
-        rates_out[f] = rate[k]
+    for f, r in zip(flows, rate.tolist()):
+        rates_out[f] = r
 
 
 class FlowNetwork:
@@ -234,14 +229,20 @@ class FlowNetwork:
         self._now = t
 
     def _component(self, seeds):
-        comp, todo = set(), list(seeds)
+        """Active flows connected to ``seeds`` through shared links (each link expanded once)."""
+        comp = set(f for f in seeds if f in self.active)
+        todo = list(comp)
+        seen_links = set()
         while todo:
             f = todo.pop()
-            if f in comp or f not in self.active:
-                continue
-            comp.add(f)
             for l in self.links[f]:
-                todo.extend(self.link_flows.get(l, ()))
+                if l in seen_links:
+                    continue
+                seen_links.add(l)
+                for g in self.link_flows.get(l, ()):
+                    if g not in comp:
+                        comp.add(g)
+                        todo.append(g)
         return comp
 
     def _resolve(self, seeds):
