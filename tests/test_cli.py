@@ -74,3 +74,15 @@ def test_bad_input_one_line_exit_2_nothing_written(data_dir, tmp_path, mutate):
 def test_params_prints_registry():
     p = run_cli("params")
     assert p.returncode == 0 and "`buffer_size`" in p.stdout
+
+
+def test_fidelity_command_writes_csv_json_and_plot(data_dir, tmp_path):
+    cfg = os.path.join(data_dir, "hpcc-ns3-runs", "incast8_hpcc", "config.txt")
+    for backend in ("packet", "flow"):
+        out = tmp_path / backend
+        p = run_cli("fidelity", "--config", cfg, "--backend", backend, "--out", str(out))
+        assert p.returncode == 0, p.stderr
+        summary = json.loads((out / "summary.json").read_text())
+        assert summary["flows"] == 8 and "fct_err_p99_pct" in summary and "skipped_pct" in summary
+        assert (out / "fidelity.csv").read_text().count("\n") == 9
+        assert (out / "fidelity.png").stat().st_size > 0

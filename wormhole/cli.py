@@ -57,6 +57,8 @@ def _build_parser():
     fi.add_argument("--flows")
     fi.add_argument("--bench", nargs=argparse.REMAINDER,
                     help="the rest of the line: arguments of python -m wormhole.bench (e.g. gpt13b --gpus 32)")
+    fi.add_argument("--backend", default="packet", choices=("packet", "flow"),
+                    help="flow: compare the flow-level backend (instead of accelerated mode) with full packet runs")
     fi.add_argument("--out", required=True)
     sub.add_parser("params", help="print the parameter registry as a Markdown table")
     pl = sub.add_parser("plot", help="draw rate-vs-time and queue-vs-time PNGs from a --trace folder")

@@ -1,4 +1,4 @@
-"""Accelerated against full runs of the same input: per-flow (or per-message)
+"""Accelerated (or flow-level) against full packet runs of the same input: per-flow (or per-message)
 FCT error, iteration-time error, events and wall-clock ratios; CSV, JSON and a
 plot.  Used by ``python -m wormhole fidelity``."""
 import json
@@ -13,10 +13,10 @@ from .network import Network
 from .topology import read_topology
 
 
-def _run_reference(topo_path, flows_path, cfg):
+def _run_reference(topo_path, flows_path, cfg, backend="packet"):
     topo = read_topology(topo_path)
     flows = read_flows(flows_path, topo)
-    net = Network(topo, cfg)
+    net = Network(topo, cfg, backend=backend)
     for f in flows:
         net.send(f.src, f.dst, f.size, at=f.start_ps, pg=f.pg, dport=f.dport)
     t0 = time.perf_counter()
@@ -25,9 +25,9 @@ def _run_reference(topo_path, flows_path, cfg):
     return net, wall, net.results["fct"].astype(float), None
 
 
-def _run_bench(argv, accelerated):
+def _run_bench(argv, accelerated, backend="packet"):
     from .bench import _workload_parser, run_workload
-    args = _workload_parser().parse_args(list(argv) + ["--no-progress", "--mode",
+    args = _workload_parser().parse_args(list(argv) + ["--no-progress", "--backend", backend, "--mode",
                                                          "accelerated" if accelerated else "full"])
     keep = {}
     rep = run_workload(args, keep)
@@ -56,6 +56,8 @@ def compare(full, acc):
     ok = (ff > 0) & (fa > 0)
     err = np.abs(fa[ok] - ff[ok]) / ff[ok]
     sf, sa = nf.stats, na.stats
+    sa.setdefault("skips", 0)
+    sa.setdefault("skip_backs", 0)
     out = {
         "flows": int(ok.sum()),
         "fct_err_mean_pct": 100 * float(err.mean()) if len(err) else 0.0,
@@ -102,9 +104,10 @@ def write_outputs(out_dir, summary, ff, fa):
 
 
 def run_fidelity(args):
+    flow = getattr(args, "backend", "packet") == "flow"
     if args.bench:
         full = _run_bench(args.bench, False)
-        acc = _run_bench(args.bench, True)
+        acc = _run_bench(args.bench, False, "flow") if flow else _run_bench(args.bench, True)
     else:
         cfg = Config.from_file(args.config) if args.config else Config()
         topo = args.topology or cfg.files.get("TOPOLOGY_FILE")
@@ -113,7 +116,8 @@ def run_fidelity(args):
             from .errors import ConfigError
             raise ConfigError("fidelity needs --bench ARGS, or --topology/--flows (or a config naming them)")
         full = _run_reference(topo, flows, cfg.copy(accelerate=False))
-        acc = _run_reference(topo, flows, cfg.copy(accelerate=True))
+        acc = (_run_reference(topo, flows, cfg, "flow") if flow
+               else _run_reference(topo, flows, cfg.copy(accelerate=True)))
     summary, ff, fa = compare(full, acc)
     written = write_outputs(args.out, summary, ff, fa)
     return summary, written
