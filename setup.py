@@ -10,6 +10,11 @@ FLAGS = ["-O3", "-fno-strict-aliasing"]
 
 extensions = [
     Extension(
+        "wormhole._core.fluid",
+        [os.path.join(CORE, "fluid.pyx")],
+        extra_compile_args=FLAGS,
+    ),
+    Extension(
         "wormhole._core.kernel",
         [os.path.join(CORE, "kernel.pyx")],
         depends=[os.path.join(CORE, n) for n in ("defs.pxd", "heap.pxd", "mmu.pxd", "cc.pxd", "accel.pxi", "wh_time.h", "wh_ns3rng.h")],

@@ -22,6 +22,7 @@ from collections import deque, namedtuple
 import numpy as np
 
 from . import network as _nw
+from ._core.fluid import FluidSolver
 from ._core.kernel import _py_ecmp_hash
 from .errors import FlowFileError, NotAvailableError, ResourceLimitError, RoutingError, WormholeError
 from .fabric import Fabric
@@ -100,10 +101,8 @@ class FlowNetwork:
         self._events = []           # (time, seq, kind, arg)
         self._sport = {}
         self.src, self.dst, self.size, self.start, self.finish, self.sports, self.dports = [], [], [], [], [], [], []
-        self.links, self.latency, self.remaining, self.rate, self.weight, self.bound = [], [], [], [], [], []
+        self.links, self.latency, self.weight, self.bound, self._msg_bytes = [], [], [], [], []
         self._cb = {}
-        self.active = set()         # flows in the sharing phase
-        self.link_flows = {}        # link -> set of active flows
         self._standalone = []
         self._done_order = []
         self._last = 0              # time remaining[] was last advanced to
@@ -111,8 +110,8 @@ class FlowNetwork:
         self._messages = []
         self._wall = 0.0
         self.n_events = 0
-        self.n_resolves = 0
         self.caps = {p: float(self.fabric.port_rate[p]) * self.eff / 8e12 for p in range(len(self.fabric.port_rate))}
+        self.solver = FluidSolver([self.caps[p] for p in range(len(self.caps))])
 
     # -- routing (the packet kernel's ECMP, in Python) ----------------------
     def _route(self, s, d, sport, dport):
@@ -172,10 +171,10 @@ class FlowNetwork:
         self.dports.append(int(dport))
         self.links.append(path)
         self.latency.append(lat)
-        self.remaining.append(0.0 if _persistent else float(nbytes))
-        self.rate.append(0.0)
+        self._msg_bytes.append(0.0 if _persistent else float(nbytes))
         self.weight.append(1.0 / max(lat, 1) if self.model == "cm02" else 1.0)
         self.bound.append(self.window / (2 * lat) if self.window > 0 and lat > 0 else INF)
+        self.solver.add_flow(path, self.weight[-1], self.bound[-1] if self.bound[-1] < INF else 0.0)
         f = self.fabric
         hs, hd = int(f.host_idx[s]), int(f.host_idx[d])
         npk = (int(nbytes) - 1) // int(self.config.mtu) + 1
@@ -207,7 +206,7 @@ class FlowNetwork:
 
     def _start_message(self, conn):
         mid, _ = self._conns[conn][0]
-        self.remaining[conn] = float(self._messages[mid][1])
+        self._msg_bytes[conn] = float(self._messages[mid][1])
         self._push(self._now + (self.latency[conn] if self.model == "cm02" else 0), 0, conn)
 
     def message(self, mid):
@@ -223,66 +222,35 @@ class FlowNetwork:
     def _advance(self, t):
         dt = t - self._last
         if dt > 0:
-            for f in self.active:
-                self.remaining[f] -= self.rate[f] * dt
+            self.solver.advance(float(dt))
         self._last = t
         self._now = t
 
-    def _component(self, seeds):
-        """Active flows connected to ``seeds`` through shared links (each link expanded once)."""
-        comp = set(f for f in seeds if f in self.active)
-        todo = list(comp)
-        seen_links = set()
-        while todo:
-            f = todo.pop()
-            for l in self.links[f]:
-                if l in seen_links:
-                    continue
-                seen_links.add(l)
-                for g in self.link_flows.get(l, ()):
-                    if g not in comp:
-                        comp.add(g)
-                        todo.append(g)
-        return comp
-
-    def _resolve(self, seeds):
-        comp = self._component(seeds)
-        self.n_resolves += 1
-        max_min(self.rate, sorted(comp), self.links, self.weight, self.caps, self.bound)
-
     def _join(self, f):
-        self.active.add(f)
-        for l in self.links[f]:
-            self.link_flows.setdefault(l, set()).add(f)
-        self._resolve([f])
+        self.solver.join(f, self._msg_bytes[f])
 
     def _leave(self, f):
-        self.active.discard(f)
-        neighbours = set()
-        for l in self.links[f]:
-            s = self.link_flows.get(l)
-            if s is not None:
-                s.discard(f)
-                neighbours |= s
-        self.rate[f] = 0.0
-        if neighbours:
-            self._resolve(neighbours)
+        self.solver.leave(f)
 
-    def _next_completion(self):
-        best, bf = INF, -1
-        for f in self.active:
-            r = self.rate[f]
-            if r > 0:
-                t = self.remaining[f] / r
-                if t < best:
-                    best, bf = t, f
-        return best, bf
+    # for inspection and tests: the current rates (bytes per ps) and active flows
+    @property
+    def rate(self):
+        return [self.solver.rate_of(f) for f in range(len(self.src))]
+
+    @property
+    def active(self):
+        return set(self.solver.active())
+
+    @property
+    def n_resolves(self):
+        return self.solver.solves
 
     def run(self, until=None, progress=False):
         limit = INF if until is None else int(until)
         t0 = time.perf_counter()
+        solver = self.solver
         while True:
-            dtc, fc = self._next_completion()
+            dtc, fc = solver.next_completion()
             tc = self._last + max(0.0, dtc) if fc >= 0 else INF
             te = self._events[0][0] if self._events else INF
             if min(tc, te) > limit or (tc == INF and te == INF):
@@ -291,7 +259,6 @@ class FlowNetwork:
             if tc <= te:
                 t = int(np.ceil(tc))
                 self._advance(t)
-                self.remaining[fc] = 0.0
                 self._complete(fc)
             else:
                 t, _, kind, arg = heapq.heappop(self._events)
