@@ -4,7 +4,6 @@ Shared by the CI property tests (tests/test_properties.py) and the long soak
 import random
 
 import networkx as nx
-import numpy as np
 
 import wormhole as wh
 from wormhole.units import NS, US, gbps

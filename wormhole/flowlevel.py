@@ -17,7 +17,7 @@ post, schedule, run, now, results, stats, fct_lines.
 """
 import heapq
 import time
-from collections import deque, namedtuple
+from collections import deque
 
 import numpy as np
 
