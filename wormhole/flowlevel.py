@@ -24,7 +24,7 @@ import numpy as np
 from . import network as _nw
 from ._core.fluid import FluidSolver
 from ._core.kernel import _py_ecmp_hash
-from .errors import FlowFileError, NotAvailableError, ResourceLimitError, RoutingError, WormholeError
+from .errors import FlowFileError, NotAvailableError, RoutingError, WormholeError
 from .fabric import Fabric
 from .units import NS
 
@@ -143,20 +143,7 @@ class FlowNetwork:
         self._seq += 1
 
     def send(self, src, dst, nbytes, at=None, on_done=None, pg=3, dport=100, _persistent=False):
-        t = self.topology
-        s, d = t.node(src), t.node(dst)
-        for x in (s, d):
-            if t.is_switch[x]:
-                raise FlowFileError("flow endpoint is a switch, not a host", value=x)
-        if s == d:
-            raise FlowFileError("flow from a host to itself", value=s)
-        if isinstance(nbytes, bool) or not isinstance(nbytes, (int, np.integer)) or nbytes <= 0:
-            raise FlowFileError("flow size must be a positive integer of bytes", value=nbytes)
-        start = self._now if at is None else int(at)
-        if start < self._now:
-            raise FlowFileError("flow start is in the past (now = %d ps)" % self._now, value=at)
-        if self.config.max_flows and len(self.src) >= self.config.max_flows:
-            raise ResourceLimitError("flow limit reached (max_flows=%d)" % self.config.max_flows)
+        s, d, start = _nw.check_send(self, src, dst, nbytes, at, pg, len(self.src))
         sport = self._sport.get((s, d), 10000)
         self._sport[(s, d)] = sport + 1
         path = self._route(s, d, sport, int(dport))
@@ -175,11 +162,7 @@ class FlowNetwork:
         self.weight.append(1.0 / max(lat, 1) if self.model == "cm02" else 1.0)
         self.bound.append(self.window / (2 * lat) if self.window > 0 and lat > 0 else INF)
         self.solver.add_flow(path, self.weight[-1], self.bound[-1] if self.bound[-1] < INF else 0.0)
-        f = self.fabric
-        hs, hd = int(f.host_idx[s]), int(f.host_idx[d])
-        npk = (int(nbytes) - 1) // int(self.config.mtu) + 1
-        total = int(nbytes) + npk * _nw.BASE_HEADER
-        self._standalone.append((int(f.pair_rtt_ns[hs, hd]) + total * 8000000000 // int(f.pair_bw[hs, hd])) * NS)
+        self._standalone.append(_nw.standalone_fct(self.fabric, s, d, nbytes, self.config.mtu))
         if on_done is not None:
             self._cb[fid] = on_done
         if _persistent:

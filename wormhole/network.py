@@ -42,6 +42,36 @@ RESULT_DTYPE = np.dtype([
 ])
 
 
+def check_send(net, src, dst, nbytes, at, pg, n_flows):
+    """Validate a send on either backend: (src node, dst node, start ps)."""
+    t = net.topology
+    s, d = t.node(src), t.node(dst)
+    for x in (s, d):
+        if t.is_switch[x]:
+            raise FlowFileError("flow endpoint is a switch, not a host", value=x)
+    if s == d:
+        raise FlowFileError("flow from a host to itself", value=s)
+    if isinstance(nbytes, bool) or not isinstance(nbytes, (int, np.integer)) or nbytes <= 0:
+        raise FlowFileError("flow size must be a positive integer of bytes", value=nbytes)
+    if not (1 <= int(pg) <= 7):
+        raise FlowFileError("priority group must be in 1..7", value=pg)
+    start = net.now if at is None else int(at)
+    if start < net.now:
+        raise FlowFileError("flow start is in the past (now = %d ps)" % net.now, value=at)
+    limit = net.config.max_flows
+    if limit and n_flows >= limit:
+        raise ResourceLimitError("flow limit reached (max_flows=%d)" % limit, value=limit)
+    return s, d, start
+
+
+def standalone_fct(fabric, s, d, nbytes, mtu):
+    """The reference's standalone FCT (ps): base RTT + bytes with headers at the pair's bottleneck."""
+    hs, hd = int(fabric.host_idx[s]), int(fabric.host_idx[d])
+    npk = (int(nbytes) - 1) // int(mtu) + 1
+    total = int(nbytes) + npk * BASE_HEADER
+    return (int(fabric.pair_rtt_ns[hs, hd]) + total * 8000000000 // int(fabric.pair_bw[hs, hd])) * NS
+
+
 def _as_topology(topology):
     if isinstance(topology, Topology):
         return topology
@@ -156,23 +186,7 @@ class Network:
         """Start a flow of ``nbytes`` from host ``src`` to host ``dst`` at time
         ``at`` (ps, default now).  ``on_done(FlowResult)`` is called at the
         simulated time its last byte is acknowledged.  Returns the flow id."""
-        t = self.topology
-        s, d = t.node(src), t.node(dst)
-        for x in (s, d):
-            if t.is_switch[x]:
-                raise FlowFileError("flow endpoint is a switch, not a host", value=x)
-        if s == d:
-            raise FlowFileError("flow from a host to itself", value=s)
-        if isinstance(nbytes, bool) or not isinstance(nbytes, (int, np.integer)) or nbytes <= 0:
-            raise FlowFileError("flow size must be a positive integer of bytes", value=nbytes)
-        if not (1 <= int(pg) <= 7):
-            raise FlowFileError("priority group must be in 1..7", value=pg)
-        start = self.now if at is None else int(at)
-        if start < self.now:
-            raise FlowFileError("flow start is in the past (now = %d ps)" % self.now, value=at)
-        if self.config.max_flows and self._kernel.n_flows >= self.config.max_flows:
-            raise ResourceLimitError("flow limit reached (max_flows=%d)" % self.config.max_flows,
-                                     value=self.config.max_flows)
+        s, d, start = check_send(self, src, dst, nbytes, at, pg, self._kernel.n_flows)
         key = (s, d)
         sport = self._sport.get(key, 10000)
         if sport > 65535:
@@ -193,9 +207,7 @@ class Network:
                                         int(win), rtt_ns * NS, bool(c.var_win), on_done is not None, _persistent)
         except ValueError as e:
             raise RoutingError(str(e), value=(s, d))
-        npk = (int(nbytes) - 1) // int(c.mtu) + 1
-        total = int(nbytes) + npk * BASE_HEADER
-        self._standalone.append((int(f.pair_rtt_ns[hs, hd]) + total * 8000000000 // int(f.pair_bw[hs, hd])) * NS)
+        self._standalone.append(standalone_fct(f, s, d, nbytes, c.mtu))
         if on_done is not None:
             self._on_done[fid] = on_done
         if _persistent:
