@@ -14,6 +14,7 @@ import sys
 
 sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 
+from wormhole.bench import gpt_argv  # noqa: E402
 from wormhole.fidelity import _run_bench, compare  # noqa: E402
 
 
@@ -29,10 +30,7 @@ def main():
     for cc in args.cc:
         for g in args.gpus:
             for pp in args.pp:
-                argv = [args.model, "--gpus", str(g), "--cc", cc, "--tp", "8", "--pp", str(pp),
-                        "--chunk-mb", args.chunk_mb]
-                if pp > 1:
-                    argv += ["--micro-batches", "4"]
+                argv = gpt_argv(args.model, g, cc, pp, args.chunk_mb)
                 s, _, _ = compare(_run_bench(argv, False), _run_bench(argv, True))
                 s.update(cc=cc, gpus=g, pp=pp)
                 rows.append(s)

@@ -16,7 +16,7 @@ import sys
 
 sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 
-from wormhole.bench import _workload_parser, run_workload  # noqa: E402
+from wormhole.bench import _workload_parser, gpt_argv, run_workload  # noqa: E402
 
 
 def main():
@@ -30,9 +30,7 @@ def main():
     rows = []
     for pp in args.pp:
         for g in args.gpus:
-            argv = [args.model, "--gpus", str(g), "--cc", args.cc, "--tp", "8", "--pp", str(pp), "--no-progress"]
-            if pp > 1:
-                argv += ["--micro-batches", str(args.micro_batches_pp)]
+            argv = gpt_argv(args.model, g, args.cc, pp, micro_batches_pp=args.micro_batches_pp) + ["--no-progress"]
             rep = run_workload(_workload_parser().parse_args(argv))
             rows.append(rep)
             print(json.dumps(rep, sort_keys=True), flush=True)

@@ -107,9 +107,25 @@ def kernel_main(argv=None):
 
 
 
+class _Parser(argparse.ArgumentParser):
+    def error(self, message):
+        sys.stderr.write("wormhole.bench: error: %s\n" % message)
+        sys.exit(2)
+
+
+def gpt_argv(model, gpus, cc, pp, chunk_mb=None, micro_batches_pp=4):
+    """bench arguments of a TP8 training run (PP > 1 runs get micro-batches to pipeline)."""
+    argv = [model, "--gpus", str(gpus), "--cc", cc, "--tp", "8", "--pp", str(pp)]
+    if chunk_mb is not None:
+        argv += ["--chunk-mb", str(chunk_mb)]
+    if pp > 1:
+        argv += ["--micro-batches", str(micro_batches_pp)]
+    return argv
+
+
 def _workload_parser():
     from .cc import PRESETS
-    ap = argparse.ArgumentParser(prog="python -m wormhole.bench MODEL",
+    ap = _Parser(prog="python -m wormhole.bench MODEL",
                                  description="Simulate training iterations of MODEL at packet level and report the "
                                              "simulated iteration time and what it cost to simulate.")
     ap.add_argument("model", help="a preset (%s) or 'simai' with --workload FILE" % ", ".join(WORKLOADS))
@@ -134,12 +150,6 @@ def _workload_parser():
     ap.add_argument("--json", action="store_true", help="print one JSON object")
     ap.add_argument("--no-progress", action="store_true")
     return ap
-
-
-class _Parser(argparse.ArgumentParser):
-    def error(self, message):
-        sys.stderr.write("wormhole.bench: error: %s\n" % message)
-        sys.exit(2)
 
 
 def run_workload(args, keep=None):
@@ -244,9 +254,7 @@ def main(argv=None):
     if argv and argv[0] == "kernel":
         kernel_main(argv[1:])
         return 0
-    ap = _workload_parser()
-    ap.__class__ = _Parser
-    args = ap.parse_args(argv)
+    args = _workload_parser().parse_args(argv)
     try:
         if args.model != "simai" and args.model not in WORKLOADS:
             from .workload import preset_names

@@ -32,56 +32,6 @@ INF = float("inf")
 FLOW_MODELS = ("cm02", "maxmin")
 
 
-def max_min(rates_out, flows, flow_links, weights, caps, bounds):
-    """Weighted progressive filling over ``flows`` (indices); flow_links[f] is an
-    int array of link ids, caps a dict-like of link capacities (bytes/ps),
-    bounds[f] a per-flow rate bound (INF for none).  Writes rates_out[f]."""
-    if not flows:
-        return
-    lens = np.fromiter((len(flow_links[f]) for f in flows), dtype=np.int64, count=len(flows))
-    raw = np.fromiter((l for f in flows for l in flow_links[f]), dtype=np.int64, count=int(lens.sum()))
-    links, li = np.unique(raw, return_inverse=True)
-    nf, nl = len(flows), len(links)
-    fi = np.repeat(np.arange(nf), lens)
-    w = np.fromiter((weights[f] for f in flows), dtype=float, count=nf)
-    bnd = np.fromiter((bounds[f] for f in flows), dtype=float, count=nf)
-    cap = np.fromiter((caps[int(l)] for l in links), dtype=float, count=nl)
-    rate = np.zeros(nf)
-    frozen = np.zeros(nf, dtype=bool)
-    used = np.zeros(nl)
-    while not frozen.all():
-        live = ~frozen[fi]
-        wsum = np.bincount(li[live], weights=w[fi[live]], minlength=nl)
-        with np.errstate(divide="ignore", invalid="ignore"):
-            share = np.where(wsum > 0, (cap - used) / wsum, INF)
-        s = share.min()
-        # a flow whose bound is below the link share freezes at its bound first
-        wb = np.where(~frozen, bnd / w, INF)
-        sb = wb.min()
-        if sb <= s:
-            k = int(wb.argmin())
-            newly = np.zeros(nf, dtype=bool)
-            newly[k] = True
-            level = sb
-        else:
-            if not np.isfinite(s):
-                rate[~frozen] = bnd[~frozen]
-                break
-            sat = share <= s * (1 + 1e-12)
-            newly = np.zeros(nf, dtype=bool)
-            newly[fi[sat[li] & live]] = True
-            newly &= ~frozen
-            level = s
-        r = w[newly] * level
-        rate[newly] = r
-        frozen |= newly
-        contrib = np.zeros(nf)
-        contrib[newly] = r
-        used += np.bincount(li, weights=contrib[fi], minlength=nl)
-    for f, r in zip(flows, rate.tolist()):
-        rates_out[f] = r
-
-
 class FlowNetwork:
     """The flow-level backend behind ``Network(..., backend="flow")``."""
 

@@ -13,7 +13,7 @@ in one process share nothing.
 import os
 import sys
 import time
-from collections import namedtuple
+from collections import deque, namedtuple
 
 import networkx as nx
 import numpy as np
@@ -211,7 +211,6 @@ class Network:
         if on_done is not None:
             self._on_done[fid] = on_done
         if _persistent:
-            from collections import deque
             self._conns[fid] = deque()
         return fid
 

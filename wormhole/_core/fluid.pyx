@@ -9,6 +9,14 @@ from libc.stdint cimport int32_t, int64_t
 cdef double INF = 1e300
 
 
+cdef void* _grow(void* p, size_t n, size_t size) except NULL:
+    """realloc or raise MemoryError (the old block stays owned by the caller on failure)."""
+    cdef void* q = realloc(p, n * size if n > 0 else size)
+    if q == NULL:
+        raise MemoryError()
+    return q
+
+
 cdef struct HeapItem:
     double key
     int32_t id          # link id, or -(flow id + 1) for a flow's own bound
@@ -44,7 +52,7 @@ cdef class FluidSolver:
     cdef int64_t epoch
     cdef HeapItem* heap
     cdef int64_t hn, hcap
-    cdef int32_t* queue
+    cdef int32_t* seeds             # leave(): one flow per link the leaver used
     cdef int32_t* comp
     cdef public int64_t solves
 
@@ -81,7 +89,7 @@ cdef class FluidSolver:
         free(self.cap); free(self.rem); free(self.wsum); free(self.lver); free(self.lflows); free(self.lnf)
         free(self.lcap); free(self.lmark); free(self.foff); free(self.flen); free(self.flinks); free(self.w)
         free(self.bound); free(self.rate); free(self.remaining); free(self.fmark); free(self.frozen)
-        free(self.act); free(self.apos); free(self.heap); free(self.queue); free(self.comp)
+        free(self.act); free(self.apos); free(self.heap); free(self.seeds); free(self.comp)
 
     cdef void _grow(self, int32_t need) except *:
         cdef int32_t c = self.cap_f * 2 + 1024
@@ -89,22 +97,18 @@ cdef class FluidSolver:
             return
         if c <= need:
             c = need + 1024
-        self.foff = <int32_t*>realloc(self.foff, c * sizeof(int32_t))
-        self.flen = <int32_t*>realloc(self.flen, c * sizeof(int32_t))
-        self.w = <double*>realloc(self.w, c * sizeof(double))
-        self.bound = <double*>realloc(self.bound, c * sizeof(double))
-        self.rate = <double*>realloc(self.rate, c * sizeof(double))
-        self.remaining = <double*>realloc(self.remaining, c * sizeof(double))
-        self.fmark = <int64_t*>realloc(self.fmark, c * sizeof(int64_t))
-        self.frozen = <char*>realloc(self.frozen, c * sizeof(char))
-        self.act = <int32_t*>realloc(self.act, c * sizeof(int32_t))
-        self.apos = <int32_t*>realloc(self.apos, c * sizeof(int32_t))
-        self.queue = <int32_t*>realloc(self.queue, c * sizeof(int32_t))
-        self.comp = <int32_t*>realloc(self.comp, c * sizeof(int32_t))
-        if (self.foff == NULL or self.flen == NULL or self.w == NULL or self.bound == NULL or self.rate == NULL
-                or self.remaining == NULL or self.fmark == NULL or self.frozen == NULL or self.act == NULL
-                or self.apos == NULL or self.queue == NULL or self.comp == NULL):
-            raise MemoryError()
+        self.foff = <int32_t*>_grow(self.foff, c, sizeof(int32_t))
+        self.flen = <int32_t*>_grow(self.flen, c, sizeof(int32_t))
+        self.w = <double*>_grow(self.w, c, sizeof(double))
+        self.bound = <double*>_grow(self.bound, c, sizeof(double))
+        self.rate = <double*>_grow(self.rate, c, sizeof(double))
+        self.remaining = <double*>_grow(self.remaining, c, sizeof(double))
+        self.fmark = <int64_t*>_grow(self.fmark, c, sizeof(int64_t))
+        self.frozen = <char*>_grow(self.frozen, c, sizeof(char))
+        self.act = <int32_t*>_grow(self.act, c, sizeof(int32_t))
+        self.apos = <int32_t*>_grow(self.apos, c, sizeof(int32_t))
+        self.seeds = <int32_t*>_grow(self.seeds, c, sizeof(int32_t))
+        self.comp = <int32_t*>_grow(self.comp, c, sizeof(int32_t))
         self.cap_f = c
 
     def add_flow(self, links, double weight, double bound):
@@ -113,9 +117,7 @@ cdef class FluidSolver:
         self._grow(f + 1)
         if self.nlinks_used + n > self.cap_links:
             self.cap_links = self.cap_links * 2 + n + 4096
-            self.flinks = <int32_t*>realloc(self.flinks, self.cap_links * sizeof(int32_t))
-            if self.flinks == NULL:
-                raise MemoryError()
+            self.flinks = <int32_t*>_grow(self.flinks, self.cap_links, sizeof(int32_t))
         self.foff[f] = <int32_t>self.nlinks_used
         self.flen[f] = n
         for i in range(n):
@@ -136,9 +138,7 @@ cdef class FluidSolver:
         cdef HeapItem it
         if self.hn == self.hcap:
             self.hcap = self.hcap * 2 + 256
-            self.heap = <HeapItem*>realloc(self.heap, self.hcap * sizeof(HeapItem))
-            if self.heap == NULL:
-                raise MemoryError()
+            self.heap = <HeapItem*>_grow(self.heap, self.hcap, sizeof(HeapItem))
         it.key = key
         it.id = id
         it.ver = ver
@@ -178,9 +178,7 @@ cdef class FluidSolver:
     cdef void _link_add(self, int32_t l, int32_t f) except *:
         if self.lnf[l] == self.lcap[l]:
             self.lcap[l] = self.lcap[l] * 2 + 8
-            self.lflows[l] = <int32_t*>realloc(self.lflows[l], self.lcap[l] * sizeof(int32_t))
-            if self.lflows[l] == NULL:
-                raise MemoryError()
+            self.lflows[l] = <int32_t*>_grow(self.lflows[l], self.lcap[l], sizeof(int32_t))
         self.lflows[l][self.lnf[l]] = f
         self.lnf[l] += 1
 
@@ -218,17 +216,13 @@ cdef class FluidSolver:
             l = self.flinks[self.foff[f] + i]
             self._link_remove(l, f)
         # seeds: one flow per link the leaver used (the BFS finds the rest)
-        cdef int32_t* tmp = <int32_t*>malloc((self.flen[f] + 1) * sizeof(int32_t))
-        if tmp == NULL:
-            raise MemoryError()
         for i in range(self.flen[f]):
             l = self.flinks[self.foff[f] + i]
             if self.lnf[l] > 0:
-                tmp[n] = self.lflows[l][0]
+                self.seeds[n] = self.lflows[l][0]
                 n += 1
         if n > 0:
-            self._solve_from(tmp, n)
-        free(tmp)
+            self._solve_from(self.seeds, n)
 
     cdef void _solve_from(self, int32_t* seeds, int32_t nseeds) except *:
         """BFS the component of the seeds over shared links, then progressive filling."""

@@ -28,6 +28,13 @@ EVENT_NAMES = ("tx_done", "arrive", "nic_wake", "flow_start", "user", "rto", "cc
 # congestion-control registry: name -> kernel enum
 CC_KINDS = {"none": CC_NONE, "dcqcn": CC_DCQCN, "hpcc": CC_HPCC, "timely": CC_TIMELY, "dctcp": CC_DCTCP}
 
+cdef void* _grow(void* p, size_t n, size_t size) except NULL:
+    """realloc for Python-side growth: raises MemoryError instead of returning NULL."""
+    cdef void* q = realloc(p, n * size if n > 0 else size)
+    if q == NULL:
+        raise MemoryError()
+    return q
+
 # ---------------------------------------------------------------- packet pool
 
 cdef int32_t pkt_alloc(Sim* s) noexcept nogil:
@@ -950,39 +957,25 @@ cdef class Kernel:
         return fi
 
     cdef _grow_flows(self, int32_t cap):
+        """Grow every per-flow array (flows, completions, the algorithm's states,
+        the accelerator's) to ``cap`` entries."""
         cdef Sim* s = self.s
         cdef int32_t i
-        cdef Flow* nf = <Flow*>realloc(s.flows, cap * sizeof(Flow))
-        if nf == NULL:
-            raise MemoryError()
-        s.flows = nf
-        cdef int32_t* nd = <int32_t*>realloc(s.done, cap * sizeof(int32_t))
-        if nd == NULL:
-            raise MemoryError()
-        s.done = nd
+        s.flows = <Flow*>_grow(s.flows, cap, sizeof(Flow))
+        s.done = <int32_t*>_grow(s.done, cap, sizeof(int32_t))
         if s.cc.kind == CC_DCQCN:
-            s.dcqcn = <DcqcnState*>realloc(s.dcqcn, cap * sizeof(DcqcnState))
-            if s.dcqcn == NULL:
-                raise MemoryError()
+            s.dcqcn = <DcqcnState*>_grow(s.dcqcn, cap, sizeof(DcqcnState))
         elif s.cc.kind == CC_HPCC:
-            s.hpcc = <HpccState*>realloc(s.hpcc, cap * sizeof(HpccState))
-            if s.hpcc == NULL:
-                raise MemoryError()
+            s.hpcc = <HpccState*>_grow(s.hpcc, cap, sizeof(HpccState))
         elif s.cc.kind == CC_TIMELY:
-            s.timely = <TimelyState*>realloc(s.timely, cap * sizeof(TimelyState))
-            if s.timely == NULL:
-                raise MemoryError()
+            s.timely = <TimelyState*>_grow(s.timely, cap, sizeof(TimelyState))
         elif s.cc.kind == CC_DCTCP:
-            s.dctcp = <DctcpState*>realloc(s.dctcp, cap * sizeof(DctcpState))
-            if s.dctcp == NULL:
-                raise MemoryError()
+            s.dctcp = <DctcpState*>_grow(s.dctcp, cap, sizeof(DctcpState))
         if s.acc.on:
-            s.acc.win = <FlowWin*>realloc(s.acc.win, cap * sizeof(FlowWin))
-            s.acc.part_of = <int32_t*>realloc(s.acc.part_of, cap * sizeof(int32_t))
-            s.acc.active = <uint8_t*>realloc(s.acc.active, cap * sizeof(uint8_t))
-            s.acc.mark = <uint8_t*>realloc(s.acc.mark, cap * sizeof(uint8_t))
-            if s.acc.win == NULL or s.acc.part_of == NULL or s.acc.active == NULL or s.acc.mark == NULL:
-                raise MemoryError()
+            s.acc.win = <FlowWin*>_grow(s.acc.win, cap, sizeof(FlowWin))
+            s.acc.part_of = <int32_t*>_grow(s.acc.part_of, cap, sizeof(int32_t))
+            s.acc.active = <uint8_t*>_grow(s.acc.active, cap, sizeof(uint8_t))
+            s.acc.mark = <uint8_t*>_grow(s.acc.mark, cap, sizeof(uint8_t))
             memset(&s.acc.win[s.flow_cap], 0, (cap - s.flow_cap) * sizeof(FlowWin))
             for i in range(s.flow_cap, cap):
                 s.acc.part_of[i] = -1
