@@ -60,6 +60,15 @@ def _build_parser():
     fi.add_argument("--backend", default="packet", choices=("packet", "flow"),
                     help="flow: compare the flow-level backend (instead of accelerated mode) with full packet runs")
     fi.add_argument("--out", required=True)
+    from .cluster.command import add_arguments, add_pool_arguments
+    cl = sub.add_parser("cluster", help="replay a GPU-cluster job trace under a policy and contention models",
+                        description="Trace-driven cluster simulation (MoSim's model): jobs arrive, wait in a FIFO "
+                                    "queue, are placed by the policy, and train at an iteration time set by the "
+                                    "contention model (none, fixed, mosim, flow, packet). Writes summary.csv and, "
+                                    "per model, jobs.csv, summary.json and jct.png.")
+    add_arguments(cl)
+    cp = sub.add_parser("cluster-pool", help="build a model pool YAML from MoSim's profile CSVs")
+    add_pool_arguments(cp)
     sub.add_parser("params", help="print the parameter registry as a Markdown table")
     pl = sub.add_parser("plot", help="draw rate-vs-time and queue-vs-time PNGs from a --trace folder")
     pl.add_argument("--trace", required=True, metavar="DIR", help="folder with rates.csv and queues.csv")
@@ -192,6 +201,18 @@ def main(argv=None):
                 v = summary[k]
                 print("%-24s %s" % (k, ("%.4f" % v) if isinstance(v, float) else v))
             print("wrote %s" % ", ".join(written))
+            return 0
+        if args.cmd == "cluster":
+            from .cluster.command import print_rows, run_cluster
+            rows, cols = run_cluster(args)
+            print_rows(rows, cols, args.json)
+            if not args.json:
+                print("wrote %s" % os.path.join(args.out, "summary.csv"))
+            return 0
+        if args.cmd == "cluster-pool":
+            from .cluster.command import make_pool
+            pool = make_pool(args)
+            print("wrote %s (%d models)" % (args.out, len(pool.models)))
             return 0
         if args.cmd == "params":
             sys.stdout.write(docs_markdown())

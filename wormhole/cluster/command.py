@@ -1,0 +1,133 @@
+"""``python -m wormhole cluster`` and ``python -m wormhole cluster-pool``."""
+import json
+import os
+import random
+import time
+
+from ..errors import WormholeError
+from .contention import MODELS, make_contention
+from .fabric import VOLUME_SOURCES
+from .metrics import FIGURES, compare, jobs_csv, plot, read_measured, summary
+from .pool import PRESET_DIR, ModelPool
+from .sim import LOADING, ClusterSimulator
+from .spec import ClusterSpec
+from .trace import read_trace
+
+
+def add_arguments(p):
+    p.add_argument("--trace", required=True, help="job trace CSV (MoSim, Tiresias, Pollux or Philly format)")
+    p.add_argument("--cluster", required=True,
+                   help="cluster spec YAML, or a shipped one: testbed-16gpu, testbed-32gpu")
+    p.add_argument("--pool", default="v100", help="model pool YAML or a shipped one (default v100)")
+    p.add_argument("--policy", help="bin-packing, load-balancing or module:callable (default: the spec's)")
+    p.add_argument("--contention", default="mosim",
+                   help="one or more of %s, comma-separated, run side by side (default mosim)" % ", ".join(MODELS))
+    p.add_argument("--out", required=True, help="output folder")
+    p.add_argument("--compare", metavar="MEASURED.csv",
+                   help="measured per-job results (the testbed's perjob CSV, rows of the policy; or a jobs.csv)")
+    p.add_argument("--fixed-factor", type=float, default=1.1, help="slowdown of the fixed model (default 1.1)")
+    p.add_argument("--min-bw", type=float, default=10.0, help="MoSim's MIN_BW in MB/s (default 10)")
+    p.add_argument("--volume", default="profile", choices=VOLUME_SOURCES,
+                   help="bytes per iteration of the flow/packet models: profile (V_net/N x T_net, default) or "
+                        "gradient (ring all-reduce of grad_mb)")
+    p.add_argument("--loading", default="within", choices=LOADING,
+                   help="loading time inside the trace duration (default), extra (MoSim), or none")
+    p.add_argument("--fabric-iterations", type=int, default=5,
+                   help="iterations measured per co-location in the flow/packet models (default 5)")
+    p.add_argument("--seed", type=int, default=0, help="seed of the model draw for traces without models")
+    p.add_argument("--limit", type=int, help="read only the first N jobs of the trace")
+    p.add_argument("--json", action="store_true", help="print the summary as one JSON object")
+
+
+def _spec(path):
+    if not os.path.exists(path):
+        shipped = os.path.join(PRESET_DIR, "cluster_%s.yaml" % path.replace("-", "_"))
+        if os.path.exists(shipped):
+            return ClusterSpec.load(shipped)
+    return ClusterSpec.load(path)
+
+
+def run_cluster(args):
+    """Run every requested contention model; return (rows, files to write)."""
+    from ..cli import _write_atomic
+    models = [m.strip() for m in args.contention.split(",") if m.strip()]
+    for m in models:
+        if m not in MODELS:
+            raise WormholeError("unknown contention model %r (%s)" % (m, ", ".join(MODELS)), value=m)
+    spec = _spec(args.cluster)
+    pool = ModelPool.load(args.pool)
+    jobs = read_trace(args.trace, args.limit)
+    policy = args.policy or spec.policy
+    measured = read_measured(args.compare, policy) if args.compare else None
+    if args.fabric_iterations < 1:
+        raise WormholeError("--fabric-iterations must be at least 1", value=args.fabric_iterations)
+    rows, per_model = [], []
+    for m in models:
+        c = make_contention(m, fixed_factor=args.fixed_factor, min_bw_mbps=args.min_bw, volume=args.volume,
+                            fabric_iterations=args.fabric_iterations)
+        t0 = time.perf_counter()
+        res = ClusterSimulator(jobs, pool, spec, c, policy=policy, loading=args.loading,
+                               model_rng=random.Random(args.seed)).run()
+        row = {"contention": m, "policy": policy, "wall_s": time.perf_counter() - t0}
+        row.update(summary(res.jobs))
+        if hasattr(c, "simulated"):
+            row.update(scenarios_simulated=c.simulated, scenario_memo_hits=c.hits, fabric_events=c.events)
+        if measured is not None:
+            row.update({k: v for k, v in compare(res.jobs, measured).items() if k != "measured"})
+        rows.append(row)
+        per_model.append((m, res.jobs, row))
+    cols = ["contention", "policy", "jobs", "avg_training", "avg_jct", "median_jct", "p99_jct", "makespan",
+            "avg_wait", "wall_s"]
+    if measured is not None:
+        cols += ["mape_" + f for f in FIGURES] + ["ks_jct", "wasserstein_jct_s"]
+    text = ",".join(cols) + "\n" + "".join(
+        ",".join(("%.6g" % r[c]) if isinstance(r[c], float) else str(r[c]) for c in cols) + "\n" for r in rows)
+    for m, js, row in per_model:          # everything is computed: now write
+        _write_atomic(os.path.join(args.out, m), {
+            "jobs.csv": jobs_csv(js), "summary.json": json.dumps(row, sort_keys=True, indent=1) + "\n"})
+        plot(js, measured, os.path.join(args.out, m, "jct.png"), "%s, %s contention" % (policy, m))
+    _write_atomic(args.out, {"summary.csv": text})
+    return rows, cols
+
+
+def print_rows(rows, cols, as_json):
+    if as_json:
+        print(json.dumps(rows if len(rows) > 1 else rows[0], sort_keys=True))
+        return
+    w = max(len(c) for c in cols)
+    for c in cols:
+        print("%-*s " % (w, c) + " ".join(
+            ("%12.4g" % r[c]) if isinstance(r[c], float) else "%12s" % r[c] for r in rows))
+
+
+def add_pool_arguments(p):
+    p.add_argument("--iteration-csv", required=True, help="MoSim itertime CSV (model_name, gpu_workers, "
+                   "iteration_computing_time, iteration_networking_time, loading_time)")
+    p.add_argument("--network-csv", required=True, help="MoSim network summary CSV (Model, Number of Workers, "
+                   "Sum of Max TX+RX (MB/s))")
+    p.add_argument("--aliases", required=True, help="CSV model,workload_id")
+    p.add_argument("--grad-from", help="a MoSim trace whose tensorsizes column gives grad_mb per model")
+    p.add_argument("--grad", action="append", default=[], metavar="MODEL=MB", help="gradient size of a model")
+    p.add_argument("--name", default="pool")
+    p.add_argument("--out", required=True, help="pool YAML to write")
+
+
+def make_pool(args):
+    from ..cli import _write_atomic
+    grad = {}
+    if args.grad_from:
+        for j in read_trace(args.grad_from):
+            if "grad_mb" in j.extra:
+                grad[j.model] = j.extra["grad_mb"]
+    for item in args.grad:
+        if "=" not in item:
+            raise WormholeError("--grad expects MODEL=MB", value=item)
+        k, v = item.split("=", 1)
+        try:
+            grad[k.strip()] = float(v)
+        except ValueError:
+            raise WormholeError("--grad size is not a number", value=item)
+    pool = ModelPool.from_mosim_csv(args.iteration_csv, args.network_csv, args.aliases, grad, args.name)
+    d = os.path.dirname(os.path.abspath(args.out))
+    _write_atomic(d, {os.path.basename(args.out): pool.to_yaml()})
+    return pool

@@ -1,0 +1,141 @@
+"""Cluster specification (YAML): servers, GPUs per server, NIC and intra-server
+bandwidth, scheduling policy.
+
+    name: testbed-16gpu
+    servers:                      # groups of identical servers; several groups = heterogeneous
+      - {count: 2, gpus: 8, nic: 5Gbps, intra: 16384MB/s}
+    policy: bin-packing           # or load-balancing, or module:callable
+    latency: 1us                  # per fabric link (contention models flow / packet)
+
+Rates accept ``Gbps``/``Mbps``/``bps`` or ``GB/s``/``MB/s`` (decimal).  The
+spec also builds the fabric the ``flow`` and ``packet`` contention models
+simulate on: each GPU is a host on its server's internal switch (``intra``),
+each server switch joins one core switch through its NIC (``nic``).
+"""
+import math
+import os
+import re
+from dataclasses import dataclass
+
+import yaml
+
+from ..errors import WormholeError, read_text
+from ..topology import Topology
+from ..units import NS, US
+
+_RATE = re.compile(r"^\s*([0-9.eE+-]+)\s*([GMK]?)(bps|B/s)\s*$")
+_SCALE = {"": 1.0, "K": 1e3, "M": 1e6, "G": 1e9}
+
+
+class SpecError(WormholeError):
+    """Bad cluster specification."""
+
+
+def parse_bandwidth(text, where=(None, None), what="bandwidth"):
+    """'5Gbps' / '463MB/s' / a number of MB/s -> bytes per second."""
+    if isinstance(text, (int, float)) and not isinstance(text, bool):
+        v = float(text) * 1e6
+    else:
+        m = _RATE.match(str(text))
+        if not m:
+            raise SpecError("%s must look like 5Gbps or 463MB/s" % what, where[0], where[1], text)
+        try:
+            v = float(m.group(1)) * _SCALE[m.group(2)]
+        except ValueError:
+            raise SpecError("%s is not a number" % what, where[0], where[1], text)
+        if m.group(3) == "bps":
+            v /= 8.0
+    if not math.isfinite(v) or v <= 0:
+        raise SpecError("%s must be positive" % what, where[0], where[1], text)
+    return v
+
+
+def parse_latency(text, where=(None, None)):
+    m = re.match(r"^\s*([0-9.]+)\s*(ns|us)\s*$", str(text))
+    if not m:
+        raise SpecError("latency must look like 1us or 500ns", where[0], where[1], text)
+    return int(round(float(m.group(1)) * (US if m.group(2) == "us" else NS)))
+
+
+@dataclass(frozen=True)
+class Server:
+    gpus: int
+    nic_Bps: float       # bytes/s of the server's NIC (each direction)
+    intra_Bps: float     # bytes/s of each GPU's link inside the server
+
+
+class ClusterSpec:
+    def __init__(self, servers, policy="bin-packing", latency_ps=US, name="cluster", source=None):
+        if not servers:
+            raise SpecError("a cluster needs at least one server", source)
+        self.servers = list(servers)
+        self.policy = policy
+        self.latency_ps = latency_ps
+        self.name = name
+        self.source = source
+
+    @property
+    def n_gpus(self):
+        return sum(s.gpus for s in self.servers)
+
+    @classmethod
+    def uniform(cls, n_servers, gpus, nic="5Gbps", intra="16384MB/s", **kw):
+        s = Server(gpus, parse_bandwidth(nic), parse_bandwidth(intra))
+        return cls([s] * n_servers, **kw)
+
+    @classmethod
+    def load(cls, path):
+        text = read_text(path, SpecError, "cluster spec")
+        try:
+            doc = yaml.safe_load(text)
+        except yaml.YAMLError as e:
+            mark = getattr(e, "problem_mark", None)
+            raise SpecError("not valid YAML: %s" % getattr(e, "problem", e), path,
+                            None if mark is None else mark.line + 1)
+        if not isinstance(doc, dict):
+            raise SpecError("a cluster spec is a mapping with 'servers'", path)
+        unknown = set(doc) - {"name", "servers", "policy", "latency"}
+        if unknown:
+            raise SpecError("unknown key(s) %s" % ", ".join(sorted(unknown)), path, None, sorted(unknown))
+        groups = doc.get("servers")
+        if not isinstance(groups, list) or not groups:
+            raise SpecError("'servers' must be a non-empty list of server groups", path, None, groups)
+        servers = []
+        for g in groups:
+            where = (path, None)
+            if not isinstance(g, dict):
+                raise SpecError("a server group is a mapping (count, gpus, nic, intra)", path, None, g)
+            bad = set(g) - {"count", "gpus", "nic", "intra"}
+            if bad:
+                raise SpecError("unknown server key(s) %s" % ", ".join(sorted(bad)), path, None, sorted(bad))
+            count, gpus = g.get("count", 1), g.get("gpus")
+            for what, v in (("count", count), ("gpus", gpus)):
+                if isinstance(v, bool) or not isinstance(v, int) or v < 1:
+                    raise SpecError("server %s must be a positive integer" % what, path, None, v)
+            s = Server(gpus, parse_bandwidth(g.get("nic", "5Gbps"), where, "nic"),
+                       parse_bandwidth(g.get("intra", "16384MB/s"), where, "intra"))
+            servers.extend([s] * count)
+        lat = parse_latency(doc.get("latency", "1us"), (path, None))
+        pol = doc.get("policy", "bin-packing")
+        if not isinstance(pol, str):
+            raise SpecError("policy must be a name", path, None, pol)
+        return cls(servers, pol, lat, str(doc.get("name", os.path.basename(path))), path)
+
+    def fabric(self, servers=None, nic_scale=1.0):
+        """Topology of the given servers (all by default): returns (topology,
+        {(server, gpu): host id}).  ``nic_scale`` multiplies the NIC line rate
+        (the packet model sets it so that one transfer achieves ``nic``)."""
+        servers = range(len(self.servers)) if servers is None else servers
+        t = Topology("cluster-" + self.name)
+        hosts = {}
+        for i in servers:
+            for g in range(self.servers[i].gpus):
+                hosts[(i, g)] = t.add_host()
+        core = t.add_switch("core")
+        for i in servers:
+            s = self.servers[i]
+            sw = t.add_switch("server%d" % i)
+            for g in range(s.gpus):
+                t.add_link(hosts[(i, g)], sw, int(round(s.intra_Bps * 8)), self.latency_ps)
+            t.add_link(sw, core, int(round(s.nic_Bps * 8 * nic_scale)), self.latency_ps)
+        return t, hosts
