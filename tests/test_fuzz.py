@@ -5,5 +5,5 @@ from fuzzing import fuzz
 
 def test_corrupted_inputs_give_named_errors(tmp_path):
     cases, unexpected = fuzz(300, str(tmp_path), seed=1)
-    assert cases == 1500
+    assert cases == 3000
     assert unexpected == []

@@ -79,18 +79,21 @@ def read_measured(path, policy=None):
     models, arrival_times, wait_times, training_time, jcts; rows of ``policy``
     only) or a jobs.csv written by ``python -m wormhole cluster``."""
     text = read_text(path, TraceError, "measured results")
-    reader = csv.DictReader(io.StringIO(text))
-    cols = set(reader.fieldnames or [])
+    try:
+        rows = list(csv.DictReader(io.StringIO(text, newline="")))
+    except csv.Error as e:
+        raise TraceError("not a CSV file: %s" % e, path)
+    cols = set(rows[0]) if rows else set()
     out = []
     if {"job_ids", "arrival_times", "wait_times", "training_time", "jcts"} <= cols:
         labels = POLICY_LABELS.get(policy, (policy,)) if policy else None
-        for i, r in enumerate(reader):
+        for i, r in enumerate(rows):
             if labels and "placement" in r and r["placement"] not in labels:
                 continue
             out.append(MeasuredJob(r["job_ids"], r.get("models", ""), *_floats(
                 r, ("arrival_times", "wait_times", "training_time", "jcts"), path, i + 2)))
     elif {"job_id", "arrival", "wait", "training", "jct"} <= cols:
-        for i, r in enumerate(reader):
+        for i, r in enumerate(rows):
             out.append(MeasuredJob(r["job_id"], r.get("model", ""), *_floats(
                 r, ("arrival", "wait", "training", "jct"), path, i + 2)))
     else:

@@ -116,14 +116,13 @@ class ModelPool:
             for w, p in m["workers"].items():
                 try:
                     wi = int(w)
-                except (TypeError, ValueError):
+                except (TypeError, ValueError, OverflowError):
                     raise PoolError("worker count of %s is not an integer" % name, path, None, w)
                 if wi < 1 or not isinstance(p, dict):
                     raise PoolError("bad profile for %s x %s" % (name, w), path, None, p)
-                unknown = set(p) - {"compute_s", "network_s", "volume_mbps", "loading_s"}
+                unknown = sorted(map(str, set(p) - {"compute_s", "network_s", "volume_mbps", "loading_s"}))
                 if unknown:
-                    raise PoolError("unknown profile key(s) %s for %s x %d" % (sorted(unknown), name, wi),
-                                    path, None, sorted(unknown))
+                    raise PoolError("unknown profile key(s) %s for %s x %d" % (unknown, name, wi), path, None, unknown)
                 prof = Profile(_pos(p.get("compute_s"), "compute_s of %s x %d" % (name, wi), where),
                                _pos(p.get("network_s", 0.0), "network_s of %s x %d" % (name, wi), where),
                                _pos(p.get("volume_mbps", 0.0), "volume_mbps of %s x %d" % (name, wi), where),
@@ -191,9 +190,12 @@ def _rows(path, required):
     skip = 0
     while skip < len(lines) and lines[skip].startswith("#"):
         skip += 1
-    reader = csv.DictReader(io.StringIO("\n".join(lines[skip:])))
-    missing = [c for c in required if c not in (reader.fieldnames or [])]
+    try:
+        rows = list(csv.DictReader(io.StringIO("\n".join(lines[skip:]), newline="")))
+    except csv.Error as e:
+        raise PoolError("not a CSV file: %s" % e, path)
+    missing = [c for c in required if not rows or c not in rows[0]]
     if missing:
         raise PoolError("missing column(s) %s" % ", ".join(missing), path, skip + 1)
-    for i, r in enumerate(reader):
+    for i, r in enumerate(rows):
         yield (path, skip + i + 2), r

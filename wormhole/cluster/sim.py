@@ -90,7 +90,7 @@ def prepare(jobs, pool, spec, default_model_rng=None, loading="within"):
     if loading not in LOADING:
         raise WormholeError("loading must be one of %s" % ", ".join(LOADING), value=loading)
     for j in jobs:
-        where = (None, j.line)
+        where = (j.source, j.line)
         model = j.model
         if model not in pool:
             if default_model_rng is None:
@@ -101,7 +101,7 @@ def prepare(jobs, pool, spec, default_model_rng=None, loading="within"):
         prof = pool.profile(model, j.gpus, where)
         if j.gpus > spec.n_gpus:
             raise TraceError("job %s needs %d GPUs, the cluster has %d" % (j.job_id, j.gpus, spec.n_gpus),
-                             None, j.line, j.gpus)
+                             j.source, j.line, j.gpus)
         load = prof.loading_s if loading != "none" else 0.0
         if j.iterations is not None:
             iters = j.iterations
@@ -143,7 +143,9 @@ class ClusterSimulator:
             changed = False
             still = []
             for r in running:
-                if not r.loading and r.remaining <= 1e-9 * max(1.0, r.iterations):
+                # done when its iterations are, or when its finish time is not
+                # after now (far from 0, float time cannot resolve what is left)
+                if not r.loading and (r.remaining <= 1e-9 * max(1.0, r.iterations) or r.finish_time() <= t):
                     r.end = t
                     for s in r.servers:
                         free[s] += 1

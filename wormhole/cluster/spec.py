@@ -94,9 +94,9 @@ class ClusterSpec:
                             None if mark is None else mark.line + 1)
         if not isinstance(doc, dict):
             raise SpecError("a cluster spec is a mapping with 'servers'", path)
-        unknown = set(doc) - {"name", "servers", "policy", "latency"}
+        unknown = sorted(map(str, set(doc) - {"name", "servers", "policy", "latency"}))
         if unknown:
-            raise SpecError("unknown key(s) %s" % ", ".join(sorted(unknown)), path, None, sorted(unknown))
+            raise SpecError("unknown key(s) %s" % ", ".join(unknown), path, None, unknown)
         groups = doc.get("servers")
         if not isinstance(groups, list) or not groups:
             raise SpecError("'servers' must be a non-empty list of server groups", path, None, groups)
@@ -105,9 +105,9 @@ class ClusterSpec:
             where = (path, None)
             if not isinstance(g, dict):
                 raise SpecError("a server group is a mapping (count, gpus, nic, intra)", path, None, g)
-            bad = set(g) - {"count", "gpus", "nic", "intra"}
+            bad = sorted(map(str, set(g) - {"count", "gpus", "nic", "intra"}))
             if bad:
-                raise SpecError("unknown server key(s) %s" % ", ".join(sorted(bad)), path, None, sorted(bad))
+                raise SpecError("unknown server key(s) %s" % ", ".join(bad), path, None, bad)
             count, gpus = g.get("count", 1), g.get("gpus")
             for what, v in (("count", count), ("gpus", gpus)):
                 if isinstance(v, bool) or not isinstance(v, int) or v < 1:

@@ -28,23 +28,26 @@ class Job:
     duration: float = None
     iterations: float = None
     line: int = 0         # line in the trace file (for error messages)
+    source: str = None    # the trace file
     extra: dict = field(default_factory=dict)
 
 
 def _num(text, what, path, line, kind=float, minimum=None, positive=False):
     try:
-        v = kind(float(text)) if kind is int else kind(text)
+        x = float(text)
     except (TypeError, ValueError):
         raise TraceError("%s is not a number" % what, path, line, text)
-    if kind is int and float(text) != int(float(text)):
-        raise TraceError("%s is not a whole number" % what, path, line, text)
-    if isinstance(v, float) and not math.isfinite(v):
+    if not math.isfinite(x):
         raise TraceError("%s is not finite" % what, path, line, text)
-    if positive and v <= 0:
+    if kind is int:
+        if x != int(x):
+            raise TraceError("%s is not a whole number" % what, path, line, text)
+        x = int(x)
+    if positive and x <= 0:
         raise TraceError("%s must be positive" % what, path, line, text)
-    if minimum is not None and v < minimum:
+    if minimum is not None and x < minimum:
         raise TraceError("%s must be at least %s" % (what, minimum), path, line, text)
-    return v
+    return x
 
 
 def _need(row, col, path, line):
@@ -70,7 +73,7 @@ def _mosim(rows, path):
             extra["grad_mb"] = _num(row["tensorsizes"], "tensorsizes", path, line, positive=True)
         jobs.append(Job(_need(row, "job_id", path, line), _need(row, "model", path, line),
                         _num(_need(row, "arrival_time", path, line), "arrival_time", path, line, minimum=0.0),
-                        workers * gpw, duration, iters, line, extra))
+                        workers * gpw, duration, iters, line, extra=extra))
     return jobs
 
 
@@ -92,7 +95,7 @@ def _pollux_workload(rows, path):
                         _num(_need(row, "time", path, line), "time", path, line, minimum=0.0),
                         _num(_need(row, "num_replicas", path, line), "num_replicas", path, line, int,
                              positive=True),
-                        None, None, line, {"needs_duration": True}))
+                        None, None, line, extra={"needs_duration": True}))
     return jobs
 
 
@@ -123,18 +126,9 @@ FORMATS = (
 )
 
 
-def read_trace(path, limit=None):
-    """Read a job trace of any known format; jobs sorted by (arrival, file order)."""
-    text = read_text(path, TraceError, "job trace")
-    reader = csv.DictReader(io.StringIO(text))
-    cols = {c.strip() for c in (reader.fieldnames or []) if c}
-    for name, need, fn in FORMATS:
-        if need <= cols:
-            break
-    else:
-        raise TraceError("unknown trace format (header: %s); expected a MoSim, Tiresias, Pollux or Philly CSV"
-                         % ",".join(sorted(cols)) if cols else "empty job trace", path, 1)
+def _records(reader, path, limit):
     rows = []
+    reader.fieldnames                   # reads the header (may raise csv.Error)
     for i, row in enumerate(reader):
         if limit is not None and len(rows) >= limit:
             break
@@ -142,11 +136,30 @@ def read_trace(path, limit=None):
         if None in row:
             raise TraceError("more fields than the header has", path, line, row[None])
         rows.append((line, {(k or "").strip(): v for k, v in row.items()}))
+    return rows
+
+
+def read_trace(path, limit=None):
+    """Read a job trace of any known format; jobs sorted by (arrival, file order)."""
+    text = read_text(path, TraceError, "job trace")
+    reader = csv.DictReader(io.StringIO(text, newline=""))
+    try:
+        rows = _records(reader, path, limit)
+    except csv.Error as e:
+        raise TraceError("not a CSV file: %s" % e, path, reader.line_num)
+    cols = {c.strip() for c in (reader.fieldnames or []) if c}
+    for name, need, fn in FORMATS:
+        if need <= cols:
+            break
+    else:
+        raise TraceError("unknown trace format (header: %s); expected a MoSim, Tiresias, Pollux or Philly CSV"
+                         % ",".join(sorted(cols)) if cols else "empty job trace", path, 1)
     if not rows:
         raise TraceError("trace has no jobs", path)
     jobs = fn(rows, path)
     seen = {}
     for j in jobs:
+        j.source = str(path)
         if j.job_id in seen:
             raise TraceError("duplicate job id (first on line %d)" % seen[j.job_id], path, j.line, j.job_id)
         seen[j.job_id] = j.line

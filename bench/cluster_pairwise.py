@@ -1,0 +1,51 @@
+"""MoSim's pairwise contention experiment with the mosim, flow and packet models:
+two 8-GPU jobs across the 2 x 8 V100 testbed (4 + 4 workers each, 5 Gbps),
+every ordered pair of the pool's models; prints the iteration-time change
+T_pair(A, B) / T_solo(A) per pair and the mean / max per model.
+(The paper measured 1.33x on average and up to 2.14x on hardware.)
+
+    python bench/cluster_pairwise.py [--models mosim,flow,packet] [--csv OUT.csv]
+"""
+import argparse
+import time
+
+import numpy as np
+
+from wormhole.cluster import ClusterSpec, ModelPool, make_contention
+from wormhole.cluster.command import _spec
+from wormhole.cluster.pairwise import pairwise_table
+
+
+def main():
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--models", default="mosim,flow,packet")
+    ap.add_argument("--pool", default="v100")
+    ap.add_argument("--cluster", default="testbed-16gpu")
+    ap.add_argument("--csv")
+    args = ap.parse_args()
+    pool, spec = ModelPool.load(args.pool), _spec(args.cluster)
+    tables = {}
+    for m in args.models.split(","):
+        t0 = time.perf_counter()
+        tables[m] = pairwise_table(pool, spec, make_contention(m))
+        v = np.array(list(tables[m].values()))
+        print("%-7s %d pairs in %.1f s: mean %.3fx, median %.3fx, max %.3fx (%s with %s)" % (
+            m, len(v), time.perf_counter() - t0, v.mean(), np.median(v), v.max(),
+            *max(tables[m], key=tables[m].get)))
+    names = sorted({a for a, _ in next(iter(tables.values()))})
+    for m, tab in tables.items():
+        print("\n%s: T_pair(A, B) / T_solo(A); rows A, columns B" % m)
+        print("%-16s" % "" + "".join("%7.7s" % b for b in names) + "   mean")
+        for a in names:
+            row = [tab[(a, b)] for b in names]
+            print("%-16s" % a + "".join("%7.2f" % x for x in row) + "  %5.2f" % np.mean(row))
+    if args.csv:
+        with open(args.csv, "w") as fh:
+            fh.write("model_a,model_b," + ",".join(tables) + "\n")
+            for a in names:
+                for b in names:
+                    fh.write("%s,%s,%s\n" % (a, b, ",".join("%.4f" % tables[m][(a, b)] for m in tables)))
+
+
+if __name__ == "__main__":
+    main()
