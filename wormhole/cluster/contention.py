@@ -105,7 +105,7 @@ def make_contention(name, pool=None, spec=None, **kw):
         from .fabric import FabricContention
         return FabricContention(name, iterations=kw.get("fabric_iterations", 5),
                                 hop_bytes=kw.get("packet_hop_bytes", 1 << 20), memo=kw.get("memo"),
-                                volume=kw.get("volume", "profile"))
+                                volume=kw.get("volume", "profile"), phases=kw.get("fabric_phases", 4))
     raise ContentionError("unknown contention model %r (none, fixed, mosim, flow, packet)" % name, value=name)
 
 

@@ -63,13 +63,14 @@ def scenario_key(group, spec):
 
 
 class FabricContention:
-    def __init__(self, backend, iterations=5, hop_bytes=1 << 20, memo=None, volume="profile"):
+    def __init__(self, backend, iterations=5, hop_bytes=1 << 20, memo=None, volume="profile", phases=4):
         if volume not in VOLUME_SOURCES:
             raise ValueError("volume source must be one of %s" % ", ".join(VOLUME_SOURCES))
         self.volume = volume
         self.name = backend
         self.backend = backend
         self.iterations = int(iterations)
+        self.phases = int(phases)
         self.hop_bytes = int(hop_bytes)
         self.memo = {} if memo is None else memo
         self._nic_scale = {}        # spec -> NIC line-rate multiplier (packet)
@@ -150,12 +151,23 @@ class FabricContention:
         return self._nic_scale[id(spec)][1]
 
     def _simulate(self, jobs, spec):
+        """Mean all-reduce time of each job (s), averaged over ``phases`` replays
+        that start the jobs at different relative phases (a lucky interleaving
+        of identical jobs would otherwise never collide)."""
+        hop = [sync_bytes(r, self.volume) for r in jobs]
+        scale = max(1.0, max(hop) / self.hop_bytes) if self.backend == "packet" else 1.0
+        fixed = [0 if isinstance(r, _Stub) else
+                 int(round(max(0.0, r.profile.network_s - self.alone_packed(r, spec)) / scale * S)) for r in jobs]
+        phases = 1 if len(jobs) == 1 else self.phases
+        total = [0.0] * len(jobs)
+        for k in range(phases):
+            for i, t in enumerate(self._replay(jobs, spec, hop, fixed, scale, k)):
+                total[i] += t / phases
+        return total
+
+    def _replay(self, jobs, spec, hop, fixed, scale, k):
         used = sorted({s for r in jobs for s in r.servers})
         topo, hosts = spec.fabric(used, self.nic_scale(spec))
-        hop = [sync_bytes(r, self.volume) for r in jobs]
-        scale = 1.0
-        if self.backend == "packet":
-            scale = max(1.0, max(hop) / self.hop_bytes)
         net = self._network(topo, spec, used)
         slot = {s: 0 for s in used}
         runs = []
@@ -165,28 +177,17 @@ class FabricContention:
                 gpus.append(hosts[(s, slot[s])])
                 slot[s] += 1
             n = len(gpus)
-            conns = [net.connect(gpus[k], gpus[(k + 1) % n]) for k in range(n)]
-            p = r.profile
-            run = _JobReplay(net, conns, max(1, int(round(hop[i] / scale))),
-                             int(round(p.compute_s / scale * S)), self.iterations, runs)
-            run.fixed_ps = 0
-            runs.append(run)
-        self._fixed_parts(jobs, runs, spec, scale)
+            conns = [net.connect(gpus[j], gpus[(j + 1) % n]) for j in range(n)]
+            runs.append(_JobReplay(net, conns, max(1, int(round(hop[i] / scale))),
+                                   int(round(r.profile.compute_s / scale * S)) + fixed[i], self.iterations, runs))
         for i, run in enumerate(runs):
+            # job i starts at phase i (k + 1) phi of its iteration: replay k
+            # spreads the relative phases of every pair over the period
             tau0 = jobs[i].profile.iteration_s / scale * S
-            net.schedule(int(((i * _PHI) % 1.0) * tau0), run.start_iteration)
+            net.schedule(int(((i * (k + 1) * _PHI) % 1.0) * tau0), run.start_iteration)
         net.run()
         self.events += net.stats.get("events", 0)
         return [run.mean_comm_ps() * scale / S for run in runs]
-
-    def _fixed_parts(self, jobs, runs, spec, scale):
-        """The pause before each transfer: T_net minus the job's own packed
-        transfer time (computed first, alone, with no pause)."""
-        for r, run in zip(jobs, runs):
-            if isinstance(r, _Stub):
-                continue
-            t_alone = self.alone_packed(r, spec)
-            run.fixed_ps = int(round(max(0.0, r.profile.network_s - t_alone) / scale * S))
 
 
 VOLUME_SOURCES = ("profile", "gradient")
@@ -204,15 +205,15 @@ def sync_bytes(r, source="profile"):
 
 
 class _JobReplay:
-    """One job's iterations on the fabric: pause, pause, ring messages, repeat."""
+    """One job's iterations on the fabric: pause (compute and the fixed part of
+    the synchronisation), ring messages, repeat."""
 
-    def __init__(self, net, conns, hop_bytes, compute_ps, iterations, peers):
-        self.net, self.conns, self.hop, self.compute_ps = net, conns, hop_bytes, compute_ps
+    def __init__(self, net, conns, hop_bytes, pause_ps, iterations, peers):
+        self.net, self.conns, self.hop, self.pause_ps = net, conns, hop_bytes, pause_ps
         self.target = iterations + 1          # one warm-up iteration
         self.peers = peers
         self.done_iters = 0
         self.comm = []
-        self.fixed_ps = 0
 
     def all_done(self):
         return all(p.done_iters >= p.target for p in self.peers)
@@ -220,7 +221,7 @@ class _JobReplay:
     def start_iteration(self):
         if self.done_iters >= self.target and self.all_done():
             return
-        self.net.schedule(self.compute_ps + self.fixed_ps, self._send)
+        self.net.schedule(self.pause_ps, self._send)
 
     def _send(self):
         self.t0 = self.net.now

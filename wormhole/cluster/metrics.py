@@ -75,9 +75,10 @@ POLICY_LABELS = {"bin-packing": ("k8s-bin-packing", "bin-packing"),
 
 
 def read_measured(path, policy=None):
-    """Measured per-job results: the testbed's perjob CSV (placement, job_ids,
-    models, arrival_times, wait_times, training_time, jcts; rows of ``policy``
-    only) or a jobs.csv written by ``python -m wormhole cluster``."""
+    """Measured per-job results: MoSim's testbed CSVs (16 GPUs: placement,
+    job_ids, models, arrival_times, wait_times, training_time, jcts, rows of
+    ``policy`` only; 32 GPUs: job_id, arrival_times, wait_times, training_time,
+    jcts) or a jobs.csv written by ``python -m wormhole cluster``."""
     text = read_text(path, TraceError, "measured results")
     try:
         rows = list(csv.DictReader(io.StringIO(text, newline="")))
@@ -85,12 +86,15 @@ def read_measured(path, policy=None):
         raise TraceError("not a CSV file: %s" % e, path)
     cols = set(rows[0]) if rows else set()
     out = []
-    if {"job_ids", "arrival_times", "wait_times", "training_time", "jcts"} <= cols:
+    idcol = "job_ids" if "job_ids" in cols else "job_id"
+    if {idcol, "arrival_times", "wait_times", "training_time", "jcts"} <= cols:
         labels = POLICY_LABELS.get(policy, (policy,)) if policy else None
         for i, r in enumerate(rows):
             if labels and "placement" in r and r["placement"] not in labels:
                 continue
-            out.append(MeasuredJob(r["job_ids"], r.get("models", ""), *_floats(
+            jid = r[idcol].strip()
+            jid = jid[2:] if jid.startswith("id") and jid[2:].isdigit() else jid
+            out.append(MeasuredJob(jid, r.get("models", ""), *_floats(
                 r, ("arrival_times", "wait_times", "training_time", "jcts"), path, i + 2)))
     elif {"job_id", "arrival", "wait", "training", "jct"} <= cols:
         for i, r in enumerate(rows):

@@ -1,0 +1,76 @@
+"""Cluster layer against real measurements, every policy x contention model.
+
+16 GPUs: MoSim's testbed trace and its measured per-job results on 2 x 8 V100
+(tests/data/cluster, also in ../shared/reference/cluster/testbed-16gpu).
+32 GPUs: the 60-job trace (../shared/reference/cluster/traces/mosim) replayed
+on 4 x 8 V100, timed per model; with --measured32 DIR holding MoSim's
+data/testbed/32gpu/k8sbp.csv and k8slb.csv (OSSS-KU/MoSim), also its errors.
+MoSim's published 32-GPU errors (bin packing / load balancing: average
+training, average / median / P99 JCT, makespan %) are printed beside.
+
+    python bench/cluster_testbed.py [--models none,fixed,mosim,flow,packet] [--measured32 DIR]
+"""
+import argparse
+import os
+import time
+
+from wormhole.cluster import ClusterSimulator, ModelPool, compare, make_contention, read_measured, read_trace
+from wormhole.cluster.command import _spec
+from wormhole.cluster.metrics import FIGURES
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+DATA = os.path.join(HERE, "..", "tests", "data", "cluster")
+SHARED = os.path.join(HERE, "..", "..", "shared", "reference", "cluster")
+PUBLISHED = {"bin-packing": (19.74, 11.10, 1.62, 24.84, 17.61, 0.13, 1579),
+             "load-balancing": (17.05, 21.83, 19.60, 8.38, 7.72, 0.22, 2864)}
+MEASURED32 = {"bin-packing": "k8sbp.csv", "load-balancing": "k8slb.csv"}
+
+
+def table(title, trace, cluster, measured_of, models, pool, published=False):
+    print("\n" + title)
+    print("%-15s %-7s %8s %8s %8s %8s %8s %6s %8s %8s" % ("policy", "model", "train%", "avgJCT%", "medJCT%",
+                                                         "p99JCT%", "mkspan%", "KS", "W1(s)", "wall(s)"))
+    jobs = read_trace(trace)
+    for policy in ("bin-packing", "load-balancing"):
+        measured = measured_of(policy)
+        for m in models:
+            c = make_contention(m)
+            t0 = time.perf_counter()
+            res = ClusterSimulator(jobs, pool, _spec(cluster), c, policy=policy).run()
+            wall = time.perf_counter() - t0
+            if measured is None:
+                print("%-15s %-7s %s %8.2f" % (policy, m, " " * 70, wall))
+                continue
+            e = compare(res.jobs, measured)
+            print("%-15s %-7s %8.2f %8.2f %8.2f %8.2f %8.2f %6.3f %8.0f %8.2f" % (
+                policy, m, *[e["mape_" + f] for f in FIGURES], e["ks_jct"], e["wasserstein_jct_s"], wall))
+        if published and measured is not None:
+            print("%-15s %-7s %8.2f %8.2f %8.2f %8.2f %8.2f %6.3f %8.0f   (MoSim's paper)" % (
+                policy, "MoSim", *PUBLISHED[policy]))
+
+
+def main():
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--models", default="none,fixed,mosim,flow,packet")
+    ap.add_argument("--measured32", metavar="DIR", help="folder with MoSim's k8sbp.csv and k8slb.csv")
+    args = ap.parse_args()
+    models = args.models.split(",")
+    pool = ModelPool.load("v100")
+    perjob = os.path.join(DATA, "perjob.csv")
+    table("16 GPUs (2 x 8 V100, 5 Gbps): MAPE against the testbed", os.path.join(DATA, "testbed-trace-16gpu.csv"),
+          "testbed-16gpu", lambda p: read_measured(perjob, p), models, pool)
+    trace32 = os.path.join(SHARED, "traces", "mosim", "testbed-trace-32gpu.csv")
+    if not os.path.exists(trace32):
+        print("\n32 GPUs: skipped, %s is missing (it lives in ../shared)" % trace32)
+        return
+
+    def m32(policy):
+        if not args.measured32:
+            return None
+        return read_measured(os.path.join(args.measured32, MEASURED32[policy]))
+    table("32 GPUs (4 x 8 V100, 60 jobs)%s" % ("" if args.measured32 else ": wall-clock only (no --measured32)"),
+          trace32, "testbed-32gpu", m32, models, pool, published=True)
+
+
+if __name__ == "__main__":
+    main()
