@@ -373,3 +373,29 @@ def test_cluster_command_bad_input_one_line_exit_2(tmp_path):
     r = _cli("cluster", "--trace", TRACE16, "--cluster", "testbed-16gpu", "--contention", "magic",
              "--out", str(out))
     assert r.returncode == 2 and "unknown contention model" in r.stderr and not out.exists()
+
+
+def test_gpu_free_characterization(tmp_path):
+    """Compute = FLOPs / (peak x efficiency); networking = a simulated ring
+    all-reduce on one server: with one chunk per segment, 2 (N - 1) steps of
+    (latency + segment / NVLink rate)."""
+    from wormhole.cluster.characterize import characterize
+    from wormhole.workload import alpha_beta_ring
+    desc = tmp_path / "jobs.yaml"
+    desc.write_text("name: free\ngpu: {peak_tflops: 100, efficiency: 0.5}\nmodels:\n"
+                    "  resnet50: {params_m: 5, tflop_per_iter: 0.8, workers: [1, 2, 8], loading_s: 3}\n")
+    s = spec()
+    pool = characterize(str(desc), s)
+    p1, p8 = pool.profile("resnet50", 1), pool.profile("resnet50", 8)
+    assert p1 == Profile(0.016, 0.0, 0.0, 3.0) and p8.compute_s == pytest.approx(0.016)
+    want = 14 * (1e-6 + 2.5e6 / 16384e6)
+    assert p8.network_s == pytest.approx(want, rel=1e-6)
+    assert alpha_beta_ring("allreduce", 8, 20e6, 16384e6 * 8, s.latency_ps) / 1e12 == pytest.approx(want)
+    assert p8.volume_mbps == pytest.approx(8 * 2 * (2 * 7 / 8 * 20) / p8.network_s)
+    # the pool drives a cluster run like a profiled one
+    res = ClusterSimulator([Job("a", "resnet50", 0.0, 8, 100.0)], pool, s, make_contention("flow")).run()
+    assert res.jobs[0].training == pytest.approx(100.0)
+    out = tmp_path / "pool.yaml"
+    r = _cli("cluster-pool", "--describe", str(desc), "--cluster", "testbed-16gpu", "--out", str(out))
+    assert r.returncode == 0, r.stderr
+    assert ModelPool.load(str(out)).profile("resnet50", 2).network_s > 0

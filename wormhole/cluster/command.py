@@ -101,33 +101,46 @@ def print_rows(rows, cols, as_json):
 
 
 def add_pool_arguments(p):
-    p.add_argument("--iteration-csv", required=True, help="MoSim itertime CSV (model_name, gpu_workers, "
-                   "iteration_computing_time, iteration_networking_time, loading_time)")
-    p.add_argument("--network-csv", required=True, help="MoSim network summary CSV (Model, Number of Workers, "
-                   "Sum of Max TX+RX (MB/s))")
-    p.add_argument("--aliases", required=True, help="CSV model,workload_id")
-    p.add_argument("--grad-from", help="a MoSim trace whose tensorsizes column gives grad_mb per model")
-    p.add_argument("--grad", action="append", default=[], metavar="MODEL=MB", help="gradient size of a model")
+    src = p.add_argument_group("from MoSim's profile CSVs")
+    src.add_argument("--iteration-csv", help="MoSim itertime CSV (model_name, gpu_workers, "
+                     "iteration_computing_time, iteration_networking_time, loading_time)")
+    src.add_argument("--network-csv", help="MoSim network summary CSV (Model, Number of Workers, "
+                     "Sum of Max TX+RX (MB/s))")
+    src.add_argument("--aliases", help="CSV model,workload_id")
+    src.add_argument("--grad-from", help="a MoSim trace whose tensorsizes column gives grad_mb per model")
+    src.add_argument("--grad", action="append", default=[], metavar="MODEL=MB", help="gradient size of a model")
+    free = p.add_argument_group("GPU-free, simulated")
+    free.add_argument("--describe", metavar="JOBS.yaml",
+                      help="job descriptions (params_m, tflop_per_iter, workers per model; gpu)")
+    free.add_argument("--cluster", help="cluster spec whose server the all-reduces run on (with --describe)")
     p.add_argument("--name", default="pool")
     p.add_argument("--out", required=True, help="pool YAML to write")
 
 
 def make_pool(args):
     from ..cli import _write_atomic
-    grad = {}
-    if args.grad_from:
-        for j in read_trace(args.grad_from):
-            if "grad_mb" in j.extra:
-                grad[j.model] = j.extra["grad_mb"]
-    for item in args.grad:
-        if "=" not in item:
-            raise WormholeError("--grad expects MODEL=MB", value=item)
-        k, v = item.split("=", 1)
-        try:
-            grad[k.strip()] = float(v)
-        except ValueError:
-            raise WormholeError("--grad size is not a number", value=item)
-    pool = ModelPool.from_mosim_csv(args.iteration_csv, args.network_csv, args.aliases, grad, args.name)
+    if args.describe:
+        if not args.cluster:
+            raise WormholeError("--describe needs --cluster (the servers the jobs are simulated on)")
+        from .characterize import characterize
+        pool = characterize(args.describe, _spec(args.cluster))
+    else:
+        if not (args.iteration_csv and args.network_csv and args.aliases):
+            raise WormholeError("give --describe and --cluster, or --iteration-csv, --network-csv and --aliases")
+        grad = {}
+        if args.grad_from:
+            for j in read_trace(args.grad_from):
+                if "grad_mb" in j.extra:
+                    grad[j.model] = j.extra["grad_mb"]
+        for item in args.grad:
+            if "=" not in item:
+                raise WormholeError("--grad expects MODEL=MB", value=item)
+            k, v = item.split("=", 1)
+            try:
+                grad[k.strip()] = float(v)
+            except ValueError:
+                raise WormholeError("--grad size is not a number", value=item)
+        pool = ModelPool.from_mosim_csv(args.iteration_csv, args.network_csv, args.aliases, grad, args.name)
     d = os.path.dirname(os.path.abspath(args.out))
     _write_atomic(d, {os.path.basename(args.out): pool.to_yaml()})
     return pool
