@@ -178,7 +178,7 @@ class ClusterSimulator:
                              r.load_s + r.iterations * r.profile.iteration_s,
                              r.factor_time / max(1e-12, r.end - r.load_end) if r.end > r.load_end else 1.0)
                    for r in done]
-        results.sort(key=lambda x: (x.arrival, x.job_id))
+        results.sort(key=lambda x: (x.arrival, x.start, x.job_id))
         return ClusterResult(results, self.policy_name, self.contention.name,
                              {"recomputes": self.recomputes})
 
