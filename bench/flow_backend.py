@@ -27,13 +27,13 @@ def main():
     topo = wh.leaf_spine(8, 16, 8)
     for n in args.flows:
         rng = np.random.default_rng(1)
+        src = rng.integers(0, 128, n)
+        dst = (src + rng.integers(1, 128, n)) % 128          # a random other host
+        start = (np.cumsum(rng.exponential(2.0, n)) * 1e6).astype(np.int64)
         net = wh.Network(topo, backend="flow", flow_model=args.model)
-        t = 0.0
         t0 = time.perf_counter()
-        for _ in range(n):
-            a, b = rng.choice(128, 2, replace=False)
-            t += rng.exponential(2.0)
-            net.send(int(a), int(b), 1_000_000, at=int(t * 1e6))
+        for a, b, at in zip(src.tolist(), dst.tolist(), start.tolist()):
+            net.send(a, b, 1_000_000, at=at)
         t1 = time.perf_counter()
         net.run()
         t2 = time.perf_counter()

@@ -1,8 +1,16 @@
 # cython: language_level=3, boundscheck=False, wraparound=False, cdivision=True, initializedcheck=False
 """The flow backend's hot path in C: weighted max-min by progressive filling
-with a heap of link shares (O(incidences x log links) per solve), restricted to
-the component of flows connected to a change, plus advancing the fluid flows
-and finding the earliest completion."""
+with a heap of link shares (O(incidences x log links) per solve), plus
+advancing the fluid flows and finding the earliest completion.
+
+A change (a flow joins or leaves) re-solves only the region it can reach: the
+flows on the changed flow's links, then, transitively, every flow on a link
+that was saturated (only a saturated link is anybody's bottleneck, so only
+through one can a rate change propagate).  The region is filled with the
+other flows' rates held fixed; if a region flow ends up bottlenecked on a link
+where an outside flow has a larger share, that flow joins the region and the
+region is filled again.  The result is the max-min allocation of the whole
+component (``tests/test_flowlevel.py`` checks it against a full solve)."""
 from libc.stdlib cimport malloc, realloc, free
 from libc.stdint cimport int32_t, int64_t
 
@@ -20,7 +28,6 @@ cdef void* _grow(void* p, size_t n, size_t size) except NULL:
 cdef struct HeapItem:
     double key
     int32_t id          # link id, or -(flow id + 1) for a flow's own bound
-    int64_t ver
 
 
 cdef class FluidSolver:
@@ -31,7 +38,6 @@ cdef class FluidSolver:
     cdef double* cap
     cdef double* rem
     cdef double* wsum
-    cdef int64_t* lver
     cdef int32_t** lflows
     cdef int32_t* lnf
     cdef int32_t* lcap
@@ -52,8 +58,13 @@ cdef class FluidSolver:
     cdef int64_t epoch
     cdef HeapItem* heap
     cdef int64_t hn, hcap
-    cdef int32_t* seeds             # leave(): one flow per link the leaver used
-    cdef int32_t* comp
+    cdef int32_t* comp              # the region: flows being re-solved
+    cdef double* lload              # sum of the active flows' rates on each link
+    cdef int64_t* linit             # epoch at which a link's rem / wsum were set up
+    cdef double* oldrate            # a region flow's rate before this solve
+    cdef int32_t* bneck             # the link that froze a flow (-1: its own bound)
+    cdef int32_t* lun               # unfrozen region flows on a link during a fill
+    cdef public int64_t region_flows   # flows re-solved, summed over solves
     cdef public int64_t solves
 
     def __cinit__(self, caps):
@@ -62,21 +73,25 @@ cdef class FluidSolver:
         self.cap = <double*>malloc(self.nl * sizeof(double))
         self.rem = <double*>malloc(self.nl * sizeof(double))
         self.wsum = <double*>malloc(self.nl * sizeof(double))
-        self.lver = <int64_t*>malloc(self.nl * sizeof(int64_t))
         self.lflows = <int32_t**>malloc(self.nl * sizeof(int32_t*))
         self.lnf = <int32_t*>malloc(self.nl * sizeof(int32_t))
         self.lcap = <int32_t*>malloc(self.nl * sizeof(int32_t))
         self.lmark = <int64_t*>malloc(self.nl * sizeof(int64_t))
-        if (self.cap == NULL or self.rem == NULL or self.wsum == NULL or self.lver == NULL or self.lflows == NULL
-                or self.lnf == NULL or self.lcap == NULL or self.lmark == NULL):
+        self.lload = <double*>malloc(self.nl * sizeof(double))
+        self.linit = <int64_t*>malloc(self.nl * sizeof(int64_t))
+        self.lun = <int32_t*>malloc(self.nl * sizeof(int32_t))
+        if (self.lun == NULL or self.cap == NULL or self.rem == NULL or self.wsum == NULL or self.lflows == NULL
+                or self.lnf == NULL or self.lcap == NULL or self.lmark == NULL or self.lload == NULL
+                or self.linit == NULL):
             raise MemoryError()
         for i in range(self.nl):
             self.cap[i] = caps[i]
-            self.lver[i] = 0
             self.lflows[i] = NULL
             self.lnf[i] = 0
             self.lcap[i] = 0
             self.lmark[i] = 0
+            self.lload[i] = 0.0
+            self.linit[i] = 0
         self.nf = 0
         self.cap_f = 0
         self.epoch = 1
@@ -86,10 +101,11 @@ cdef class FluidSolver:
         if self.lflows != NULL:
             for i in range(self.nl):
                 free(self.lflows[i])
-        free(self.cap); free(self.rem); free(self.wsum); free(self.lver); free(self.lflows); free(self.lnf)
+        free(self.cap); free(self.rem); free(self.wsum); free(self.lflows); free(self.lnf)
         free(self.lcap); free(self.lmark); free(self.foff); free(self.flen); free(self.flinks); free(self.w)
         free(self.bound); free(self.rate); free(self.remaining); free(self.fmark); free(self.frozen)
-        free(self.act); free(self.apos); free(self.heap); free(self.seeds); free(self.comp)
+        free(self.act); free(self.apos); free(self.heap); free(self.comp); free(self.lload); free(self.linit); free(self.lun)
+        free(self.oldrate); free(self.bneck)
 
     cdef void _grow(self, int32_t need) except *:
         cdef int32_t c = self.cap_f * 2 + 1024
@@ -107,8 +123,9 @@ cdef class FluidSolver:
         self.frozen = <char*>_grow(self.frozen, c, sizeof(char))
         self.act = <int32_t*>_grow(self.act, c, sizeof(int32_t))
         self.apos = <int32_t*>_grow(self.apos, c, sizeof(int32_t))
-        self.seeds = <int32_t*>_grow(self.seeds, c, sizeof(int32_t))
         self.comp = <int32_t*>_grow(self.comp, c, sizeof(int32_t))
+        self.oldrate = <double*>_grow(self.oldrate, c, sizeof(double))
+        self.bneck = <int32_t*>_grow(self.bneck, c, sizeof(int32_t))
         self.cap_f = c
 
     def add_flow(self, links, double weight, double bound):
@@ -133,7 +150,7 @@ cdef class FluidSolver:
         return f
 
     # -- heap ---------------------------------------------------------------
-    cdef void _push(self, double key, int32_t id, int64_t ver) except *:
+    cdef void _push(self, double key, int32_t id) except *:
         cdef int64_t i, p
         cdef HeapItem it
         if self.hn == self.hcap:
@@ -141,7 +158,6 @@ cdef class FluidSolver:
             self.heap = <HeapItem*>_grow(self.heap, self.hcap, sizeof(HeapItem))
         it.key = key
         it.id = id
-        it.ver = ver
         i = self.hn
         self.hn += 1
         while i > 0:
@@ -190,20 +206,29 @@ cdef class FluidSolver:
                 self.lflows[l][i] = self.lflows[l][self.lnf[l]]
                 return
 
+    cdef inline bint _tight(self, int32_t l) noexcept:
+        return self.lload[l] >= self.cap[l] * (1.0 - 1e-7)
+
     def join(self, int32_t f, double nbytes):
-        """Flow f starts sharing with ``nbytes`` to send; re-solves its component."""
-        cdef int32_t i
+        """Flow f starts sharing with ``nbytes`` to send; re-solves what it can change."""
+        cdef int32_t i, l, tail
         self.remaining[f] = nbytes
         self.apos[f] = self.nact
         self.act[self.nact] = f
         self.nact += 1
+        self.rate[f] = 0.0
         for i in range(self.flen[f]):
             self._link_add(self.flinks[self.foff[f] + i], f)
-        self._solve_from(&f, 1)
+        self.epoch += 1
+        tail = 0
+        for i in range(self.flen[f]):
+            tail = self._take_link(self.flinks[self.foff[f] + i], tail)
+        self._solve(tail)
 
     def leave(self, int32_t f):
-        """Flow f stops; re-solves the component(s) it leaves behind."""
-        cdef int32_t i, l, last, n = 0
+        """Flow f stops; re-solves the flows bottlenecked where it was."""
+        cdef int32_t i, l, last, tail = 0
+        cdef double r
         if self.apos[f] < 0:
             return
         last = self.act[self.nact - 1]
@@ -211,100 +236,158 @@ cdef class FluidSolver:
         self.apos[last] = self.apos[f]
         self.nact -= 1
         self.apos[f] = -1
+        r = self.rate[f]
         self.rate[f] = 0.0
+        self.epoch += 1
         for i in range(self.flen[f]):
             l = self.flinks[self.foff[f] + i]
             self._link_remove(l, f)
-        # seeds: one flow per link the leaver used (the BFS finds the rest)
-        for i in range(self.flen[f]):
-            l = self.flinks[self.foff[f] + i]
-            if self.lnf[l] > 0:
-                self.seeds[n] = self.lflows[l][0]
-                n += 1
-        if n > 0:
-            self._solve_from(self.seeds, n)
+            if self._tight(l):                  # tight before f left: its flows may grow
+                tail = self._take_link(l, tail)
+            self.lload[l] -= r
+        if tail > 0:
+            self._solve(tail)
 
-    cdef void _solve_from(self, int32_t* seeds, int32_t nseeds) except *:
-        """BFS the component of the seeds over shared links, then progressive filling."""
-        cdef int32_t head = 0, tail = 0, nc = 0, i, j, k, f, g, l
-        cdef int64_t ep
-        cdef HeapItem it
-        cdef double level, r
-        self.epoch += 1
-        ep = self.epoch
-        self.solves += 1
-        for i in range(nseeds):
-            f = seeds[i]
-            if self.fmark[f] != ep and self.apos[f] >= 0:
-                self.fmark[f] = ep
-                self.comp[tail] = f
-                tail += 1
+    cdef inline int32_t _take(self, int32_t g, int32_t tail) noexcept:
+        if self.fmark[g] != self.epoch and self.apos[g] >= 0:
+            self.fmark[g] = self.epoch
+            self.oldrate[g] = self.rate[g]
+            self.comp[tail] = g
+            tail += 1
+        return tail
+
+    cdef int32_t _take_link(self, int32_t l, int32_t tail) noexcept:
+        cdef int32_t k
+        self.lmark[l] = self.epoch
+        for k in range(self.lnf[l]):
+            tail = self._take(self.lflows[l][k], tail)
+        return tail
+
+    cdef int32_t _grow_region(self, int32_t head, int32_t tail) noexcept:
+        """BFS from comp[head:tail] through saturated links."""
+        cdef int32_t j, l, f
         while head < tail:
             f = self.comp[head]
             head += 1
             for j in range(self.flen[f]):
                 l = self.flinks[self.foff[f] + j]
-                if self.lmark[l] == ep:
-                    continue
-                self.lmark[l] = ep
-                self.rem[l] = self.cap[l]
-                self.wsum[l] = 0.0
-                for k in range(self.lnf[l]):
-                    g = self.lflows[l][k]
-                    if self.fmark[g] != ep:
-                        self.fmark[g] = ep
-                        self.comp[tail] = g
-                        tail += 1
-        nc = tail
-        self.hn = 0
+                if self.lmark[l] != self.epoch and self._tight(l):
+                    tail = self._take_link(l, tail)
+        return tail
+
+    cdef void _solve(self, int32_t tail) except *:
+        cdef int32_t nc, i, j, f
+        cdef double d
+        self.solves += 1
+        nc = self._grow_region(0, tail)
+        while True:
+            self.region_flows += nc
+            self._fill(nc)
+            tail = self._violations(nc)
+            if tail == nc:
+                break
+            for i in range(nc):                 # undo and fill the larger region
+                f = self.comp[i]
+                self.rate[f] = self.oldrate[f]
+            nc = self._grow_region(nc, tail)
         for i in range(nc):
             f = self.comp[i]
-            self.frozen[f] = 0
-            for j in range(self.flen[f]):
-                self.wsum[self.flinks[self.foff[f] + j]] += self.w[f]
-            if self.bound[f] < INF:
-                self._push(self.bound[f] / self.w[f], -(f + 1), 0)
+            d = self.rate[f] - self.oldrate[f]
+            if d != 0.0:
+                for j in range(self.flen[f]):
+                    self.lload[self.flinks[self.foff[f] + j]] += d
+
+    cdef int32_t _violations(self, int32_t nc) noexcept:
+        """Outside flows with a larger share on a region flow's bottleneck join
+        the region (with every flow of that link); returns the new tail."""
+        cdef int32_t i, k, h, g, l, tail = nc
+        cdef double lvl
+        for i in range(nc):
+            h = self.comp[i]
+            l = self.bneck[h]
+            if l < 0 or self.lmark[l] == self.epoch:
+                continue
+            lvl = self.rate[h] / self.w[h] * (1.0 + 1e-9)
+            for k in range(self.lnf[l]):
+                g = self.lflows[l][k]
+                if self.fmark[g] != self.epoch and self.rate[g] / self.w[g] > lvl:
+                    tail = self._take_link(l, tail)
+                    break
+        return tail
+
+    cdef void _fill(self, int32_t nc) except *:
+        """Progressive filling of comp[0:nc], the other flows' rates fixed.
+
+        A link's share rem / wsum only grows while flows freeze (a flow frozen
+        at the current level takes at most its weight's part of the share), so
+        the heap keeps one entry per link with a key that may be stale but never
+        too high: a popped link whose share grew goes back with its new share;
+        one whose share is still its key is the next bottleneck."""
+        cdef int32_t i, j, k, f, g, l
+        cdef HeapItem it
+        cdef double level, cur
+        cdef int64_t ep = self.epoch
+        self.hn = 0
         for i in range(nc):
             f = self.comp[i]
             for j in range(self.flen[f]):
                 l = self.flinks[self.foff[f] + j]
-                if self.lmark[l] == ep:
-                    self.lmark[l] = ep + 1          # push each link once
-                    self.lver[l] += 1
-                    if self.wsum[l] > 0:
-                        self._push(self.rem[l] / self.wsum[l], l, self.lver[l])
-        self.epoch += 1
+                if self.linit[l] != ep:
+                    self.linit[l] = ep
+                    self.rem[l] = self.cap[l] - self.lload[l]
+                    self.wsum[l] = 0.0
+                    self.lun[l] = 0
+        for i in range(nc):
+            f = self.comp[i]
+            self.frozen[f] = 0
+            self.bneck[f] = -1
+            for j in range(self.flen[f]):
+                l = self.flinks[self.foff[f] + j]
+                self.rem[l] += self.oldrate[f]
+                self.wsum[l] += self.w[f]
+                self.lun[l] += 1
+            if self.bound[f] < INF:
+                self._push(self.bound[f] / self.w[f], -(f + 1))
+        for i in range(nc):
+            f = self.comp[i]
+            for j in range(self.flen[f]):
+                l = self.flinks[self.foff[f] + j]
+                if self.linit[l] == ep:
+                    self.linit[l] = 0               # pushed once; a second fill sets it up again
+                    self._push((self.rem[l] if self.rem[l] > 0 else 0.0) / self.wsum[l], l)
         while self.hn > 0:
             it = self._pop()
             if it.id < 0:
                 f = -it.id - 1
-                if self.frozen[f]:
-                    continue
-                self._freeze(f, it.key)
+                if not self.frozen[f]:
+                    self._freeze(f, it.key, -1)
                 continue
             l = it.id
-            if it.ver != self.lver[l] or self.wsum[l] <= 1e-300:
+            if self.lun[l] == 0:
+                continue                            # no unfrozen region flow left on it
+            cur = (self.rem[l] if self.rem[l] > 0 else 0.0) / self.wsum[l]
+            if cur > it.key * (1.0 + 1e-12):
+                self._push(cur, l)               # its share grew: not the bottleneck yet
                 continue
-            level = it.key if it.key > 0 else 0.0
+            level = cur
             k = 0
             while k < self.lnf[l]:
                 g = self.lflows[l][k]
                 k += 1
-                if not self.frozen[g]:
-                    self._freeze(g, level)
+                if not self.frozen[g] and self.fmark[g] == ep:
+                    self._freeze(g, level, l)
 
-    cdef void _freeze(self, int32_t f, double level) except *:
+    cdef void _freeze(self, int32_t f, double level, int32_t at) noexcept:
         cdef int32_t j, l
         cdef double r = self.w[f] * level
         self.rate[f] = r
         self.frozen[f] = 1
+        self.bneck[f] = at
         for j in range(self.flen[f]):
             l = self.flinks[self.foff[f] + j]
             self.rem[l] -= r
             self.wsum[l] -= self.w[f]
-            self.lver[l] += 1
-            if self.wsum[l] > 1e-12 * self.w[f]:
-                self._push((self.rem[l] if self.rem[l] > 0 else 0.0) / self.wsum[l], l, self.lver[l])
+            self.lun[l] -= 1
 
     # -- fluid time -------------------------------------------------------------
     def advance(self, double dt):
