@@ -92,13 +92,17 @@ def read_measured(path, policy=None):
         for i, r in enumerate(rows):
             if labels and "placement" in r and r["placement"] not in labels:
                 continue
-            jid = r[idcol].strip()
+            jid = (r.get(idcol) or "").strip()
+            if not jid:
+                raise TraceError("missing job id", path, i + 2)
             jid = jid[2:] if jid.startswith("id") and jid[2:].isdigit() else jid
             out.append(MeasuredJob(jid, r.get("models", ""), *_floats(
                 r, ("arrival_times", "wait_times", "training_time", "jcts"), path, i + 2)))
     elif {"job_id", "arrival", "wait", "training", "jct"} <= cols:
         for i, r in enumerate(rows):
-            out.append(MeasuredJob(r["job_id"], r.get("model", ""), *_floats(
+            if not (r.get("job_id") or "").strip():
+                raise TraceError("missing job id", path, i + 2)
+            out.append(MeasuredJob(r["job_id"].strip(), r.get("model", ""), *_floats(
                 r, ("arrival", "wait", "training", "jct"), path, i + 2)))
     else:
         raise TraceError("unknown measured-results format (need job_ids, arrival_times, wait_times, "
