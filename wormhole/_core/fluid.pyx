@@ -190,6 +190,37 @@ cdef class FluidSolver:
             self.heap[i] = last
         return top
 
+    cdef void _append(self, double key, int32_t id) except *:
+        """Add an item without ordering (``_heapify`` orders them all at once)."""
+        if self.hn == self.hcap:
+            self.hcap = self.hcap * 2 + 256
+            self.heap = <HeapItem*>_grow(self.heap, self.hcap, sizeof(HeapItem))
+        self.heap[self.hn].key = key
+        self.heap[self.hn].id = id
+        self.hn += 1
+
+    cdef void _heapify(self) noexcept:
+        """Floyd's bottom-up construction, O(n)."""
+        cdef int64_t n = self.hn, start, i, c
+        cdef HeapItem it
+        start = n // 2 - 1
+        while start >= 0:
+            it = self.heap[start]
+            i = start
+            while True:
+                c = 2 * i + 1
+                if c >= n:
+                    break
+                if c + 1 < n and self.heap[c + 1].key < self.heap[c].key:
+                    c += 1
+                if self.heap[c].key < it.key:
+                    self.heap[i] = self.heap[c]
+                    i = c
+                else:
+                    break
+            self.heap[i] = it
+            start -= 1
+
     # -- membership -----------------------------------------------------------
     cdef void _link_add(self, int32_t l, int32_t f) except *:
         if self.lnf[l] == self.lcap[l]:
@@ -347,14 +378,15 @@ cdef class FluidSolver:
                 self.wsum[l] += self.w[f]
                 self.lun[l] += 1
             if self.bound[f] < INF:
-                self._push(self.bound[f] / self.w[f], -(f + 1))
+                self._append(self.bound[f] / self.w[f], -(f + 1))
         for i in range(nc):
             f = self.comp[i]
             for j in range(self.flen[f]):
                 l = self.flinks[self.foff[f] + j]
                 if self.linit[l] == ep:
                     self.linit[l] = 0               # pushed once; a second fill sets it up again
-                    self._push((self.rem[l] if self.rem[l] > 0 else 0.0) / self.wsum[l], l)
+                    self._append((self.rem[l] if self.rem[l] > 0 else 0.0) / self.wsum[l], l)
+        self._heapify()
         while self.hn > 0:
             it = self._pop()
             if it.id < 0:
