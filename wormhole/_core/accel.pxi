@@ -445,13 +445,16 @@ cdef int32_t skip_slot(Sim* s) noexcept nogil:
     return slot
 
 
+cdef int64_t INT64_MAX_ACC = 0x7fffffffffffffff
+
+
 cdef void skip_try(Sim* s, int32_t P) noexcept nogil:
     cdef Accel* a = &s.acc
     cdef int32_t i, fi, j, q, slot = -1, n, nf
     cdef int32_t* ports
     cdef Flow* f
     cdef FlowWin* w
-    cdef int64_t L = a.l, oldest, dt, room, t_end, k
+    cdef int64_t L = a.l, oldest, dt, room, t_end, k, t_limit
     cdef double g, best = 1e300
     cdef Skip* sk
     cdef Event* e
@@ -486,11 +489,9 @@ cdef void skip_try(Sim* s, int32_t P) noexcept nogil:
         if g <= 0 or g < 0.9 * <double>f.rate * s.p.mtu / (s.p.mtu + s.p.hdr_bytes) / 8e12:
             a.rejects[2] += 1
             return
-        # the skip must end before the oldest message to report is acknowledged, and
-        # nothing may be sent beyond what was posted
-        room = flow_limit(f) - f.snd_una - a.margin
-        if f.size - f.snd_nxt - a.margin < room:
-            room = f.size - f.snd_nxt - a.margin
+        # nothing may be sent beyond what was posted (message ends inside the skip
+        # are reported at their virtual times: note_plan)
+        room = f.size - f.snd_nxt - a.margin
         if room <= 0:
             a.rejects[3] += 1
             return
@@ -512,6 +513,7 @@ cdef void skip_try(Sim* s, int32_t P) noexcept nogil:
     if t_end - s.now < a.min_skip:
         a.rejects[4] += 1
         return
+    t_limit = t_end if t_end < s.now + <int64_t>best else INT64_MAX_ACC
     slot = skip_slot(s)
     if slot < 0:
         return
@@ -550,11 +552,122 @@ cdef void skip_try(Sim* s, int32_t P) noexcept nogil:
     sk.part = P
     sk.t0 = s.now
     sk.t1 = t_end
+    sk.t_limit = t_limit
     sk.token += 1
     a.part_skip[P] = slot
     a.skips_started += 1
+    sk.note_token = a.skips_started
     if heap_push(s, t_end, EV_SKIP_END, slot, sk.token) != 0:
         s.fail = 1
+    for i in range(nf):
+        note_plan(s, sk.flows[i])
+
+
+cdef int32_t skip_find(Sim* s, int32_t fi, Skip** out) noexcept nogil:
+    """Index of flow fi in the fast-forward of its partition (and the skip), or -1."""
+    cdef Accel* a = &s.acc
+    cdef int32_t P, i
+    cdef Skip* sk
+    if not a.on or fi < 0 or fi >= s.n_flows or not a.active[fi]:
+        return -1
+    P = a.part_of[fi]
+    if P < 0 or a.part_skip[P] < 0:
+        return -1
+    sk = &a.skips[a.part_skip[P]]
+    for i in range(sk.n_flows):
+        if sk.flows[i] == fi:
+            out[0] = sk
+            return i
+    return -1
+
+
+cdef inline int64_t skip_bytes(Sim* s, Skip* sk, int32_t i, int64_t dt) noexcept nogil:
+    """Whole packets flow sk.flows[i] has advanced after ``dt`` of its skip."""
+    cdef Flow* f = &s.flows[sk.flows[i]]
+    cdef int64_t B = <int64_t>(sk.goodput[i] * <double>dt) // s.p.mtu * s.p.mtu
+    if sk.memo and B > flow_limit(f) - f.snd_una - s.p.mtu:
+        B = (flow_limit(f) - f.snd_una - s.p.mtu) // s.p.mtu * s.p.mtu
+    if B > f.size - f.snd_nxt:
+        B = (f.size - f.snd_nxt) // s.p.mtu * s.p.mtu
+    return B if B > 0 else 0
+
+
+cdef int64_t virt_una(Sim* s, int32_t fi) noexcept nogil:
+    """snd_una, or inside a fast-forward what it is at the current time."""
+    cdef Skip* sk = NULL
+    cdef int32_t i = skip_find(s, fi, &sk)
+    if i < 0:
+        return s.flows[fi].snd_una
+    return s.flows[fi].snd_una + skip_bytes(s, sk, i, s.now - sk.t0)
+
+
+cdef bint note_plan(Sim* s, int32_t fi) noexcept nogil:
+    """A skipping connection's pending message end: report it now if passed,
+    else plan an EV_MSG_NOTE at the virtual time it is acknowledged (if within
+    the skip).  False if the flow is not in a (non-memo) skip."""
+    cdef Skip* sk = NULL
+    cdef int32_t i = skip_find(s, fi, &sk)
+    cdef Flow* f = &s.flows[fi]
+    cdef int64_t need, dt
+    if i < 0 or sk.memo:
+        return False
+    if not f.persistent or f.msg_end < 0:
+        return True
+    need = f.msg_end - f.snd_una
+    if need <= skip_bytes(s, sk, i, s.now - sk.t0):
+        note_message(s, fi)
+        return True
+    if sk.goodput[i] <= 0 or need > f.size - f.snd_nxt:
+        return True                 # not before the skip ends: the ACKs after it will tell
+    need = (need + s.p.mtu - 1) // s.p.mtu * s.p.mtu
+    dt = <int64_t>(<double>need / sk.goodput[i]) + 1
+    if sk.t0 + dt < sk.t1:
+        if heap_push(s, sk.t0 + dt, EV_MSG_NOTE, fi, sk.note_token) != 0:
+            s.fail = 1
+    return True
+
+
+cdef bint msg_note_due(Sim* s, int32_t fi, int64_t token) noexcept nogil:
+    """EV_MSG_NOTE: report the message if its skip still runs and it is acknowledged."""
+    cdef Skip* sk = NULL
+    cdef int32_t i = skip_find(s, fi, &sk)
+    cdef Flow* f = &s.flows[fi]
+    if i < 0 or sk.note_token != token or f.msg_end < 0:
+        return False
+    if f.snd_una + skip_bytes(s, sk, i, s.now - sk.t0) < f.msg_end:
+        return False
+    note_message(s, fi)
+    return True
+
+
+cdef bint skip_extend(Sim* s, int32_t fi, int64_t nbytes) noexcept nogil:
+    """Data posted to a connection that is sending through a (non-memo) skip:
+    it joins the flow's stream and the skip may last longer (until the data of
+    some flow runs short, or a known flow start).  False if the flow is not
+    sending through a skip (then the caller skips back)."""
+    cdef Skip* sk = NULL
+    cdef int32_t i = skip_find(s, fi, &sk), j, slot
+    cdef Flow* f
+    cdef int64_t t_end, t
+    if i < 0 or sk.memo or sk.goodput[i] <= 0:
+        return False
+    s.flows[fi].size += nbytes
+    t_end = sk.t_limit
+    for j in range(sk.n_flows):
+        if sk.goodput[j] <= 0:
+            continue
+        f = &s.flows[sk.flows[j]]
+        t = sk.t0 + <int64_t>(<double>(f.size - f.snd_nxt - s.acc.margin) / sk.goodput[j])
+        if t < t_end:
+            t_end = t
+    if t_end > sk.t1:
+        slot = s.acc.part_skip[sk.part]
+        sk.t1 = t_end
+        sk.token += 1
+        s.acc.skip_extends += 1
+        if heap_push(s, t_end, EV_SKIP_END, slot, sk.token) != 0:
+            s.fail = 1
+    return True
 
 
 cdef inline void _shift_packet(Sim* s, Packet* pkt, int64_t dt) noexcept nogil:
@@ -578,13 +691,7 @@ cdef void skip_end(Sim* s, int32_t slot, bint planned) noexcept nogil:
     for i in range(sk.n_flows):
         fi = sk.flows[i]
         f = &s.flows[fi]
-        B = <int64_t>(sk.goodput[i] * <double>dt) // s.p.mtu * s.p.mtu
-        if B > flow_limit(f) - f.snd_una - s.p.mtu:
-            B = (flow_limit(f) - f.snd_una - s.p.mtu) // s.p.mtu * s.p.mtu
-        if B > f.size - f.snd_nxt:
-            B = (f.size - f.snd_nxt) // s.p.mtu * s.p.mtu
-        if B < 0:
-            B = 0
+        B = skip_bytes(s, sk, i, dt)
         f.skip_shift = B
         f.snd_nxt += B
         f.snd_una += B
@@ -644,7 +751,10 @@ cdef void skip_end(Sim* s, int32_t slot, bint planned) noexcept nogil:
         if heap_push(s, e.t + dt, e.kind, e.a, e.b) != 0:
             s.fail = 1
     for i in range(sk.n_flows):
-        s.flows[sk.flows[i]].skip_shift = 0
+        f = &s.flows[sk.flows[i]]
+        f.skip_shift = 0
+        if f.persistent and f.msg_end >= 0 and f.snd_una >= f.msg_end:
+            note_message(s, sk.flows[i])
         if sk.memo and planned:
             memo_set_state(s, sk.flows[i], &sk.memo_cc[4 * i])
     sk.memo = 0
@@ -796,9 +906,11 @@ cdef int memo_start(Sim* s, int32_t P, int64_t dt, int32_t* flows, int64_t* nbyt
     sk.part = P
     sk.t0 = s.now
     sk.t1 = s.now + dt
+    sk.t_limit = sk.t1
     sk.token += 1
     a.part_skip[P] = slot
     a.skips_started += 1
+    sk.note_token = a.skips_started
     a.memo_applied += 1
     if heap_push(s, sk.t1, EV_SKIP_END, slot, sk.token) != 0:
         s.fail = 1

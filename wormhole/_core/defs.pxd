@@ -39,7 +39,8 @@ cdef enum EventKind:
     EV_CC_TIMER = 6     # a = flow, b = token * 4 + CcTimer: congestion-control timer
     EV_SAMPLE = 7       # periodic rate / queue sampler (off unless Sim.sample_interval > 0)
     EV_SKIP_END = 8     # a = skip slot, b = token: planned end of a partition's fast-forward
-    N_EVENT_KINDS = 9
+    EV_MSG_NOTE = 9     # a = flow, b = skip's note token: a skipping connection's message ends (virtual time)
+    N_EVENT_KINDS = 10
 
 cdef enum PktKind:
     PK_DATA = 0
@@ -277,6 +278,8 @@ ctypedef struct Skip:
     int64_t t0          # time the skip began, ps
     int64_t t1          # planned end (next interrupt), ps
     int64_t token       # token of the pending EV_SKIP_END
+    int64_t note_token  # token of this skip's EV_MSG_NOTE events (skips_started when it began)
+    int64_t t_limit     # a known flow start on the partition's ports: the skip cannot extend past it
     Event* ev           # the partition's events, taken out of the heap
     int64_t n_ev        # events held
     int64_t cap_ev      # capacity of ev
@@ -329,6 +332,7 @@ ctypedef struct Accel:
     int64_t events_skipped   # events a full run would have processed in the skipped time
     int64_t skips_started    # fast-forwards begun
     int64_t skip_backs       # fast-forwards ended early by an unplanned event
+    int64_t skip_extends     # fast-forwards made longer by data posted to a connection sending through them
     int64_t time_skipped     # sum over skips of the skipped time, ps
     int64_t bytes_skipped    # payload bytes advanced without packets
     int64_t steady_periods   # flows becoming steady
@@ -430,7 +434,7 @@ ctypedef struct Sim:
     int64_t pfc_n       # records
     int64_t pfc_cap     # capacity
     # statistics
-    int64_t events[9]   # events processed by kind
+    int64_t events[10]  # events processed by kind
     int64_t stale_events   # cancelled wake-ups popped and ignored
     int64_t data_pkts   # data packets sent by NICs
     int64_t ctrl_pkts   # ACK/NACK packets sent

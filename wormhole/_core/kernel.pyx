@@ -24,7 +24,8 @@ from wormhole._core.cc cimport (dcqcn_init, dcqcn_cnp, dcqcn_alpha_update, dcqcn
 
 cnp.import_array()
 
-EVENT_NAMES = ("tx_done", "arrive", "nic_wake", "flow_start", "user", "rto", "cc_timer", "sample", "skip_end")
+EVENT_NAMES = ("tx_done", "arrive", "nic_wake", "flow_start", "user", "rto", "cc_timer", "sample", "skip_end",
+               "msg_note")
 # congestion-control registry: name -> kernel enum
 CC_KINDS = {"none": CC_NONE, "dcqcn": CC_DCQCN, "hpcc": CC_HPCC, "timely": CC_TIMELY, "dctcp": CC_DCTCP}
 
@@ -676,6 +677,10 @@ cdef int run_loop(Sim* s, int64_t until, int32_t* user) noexcept nogil:
             else:
                 s.stale_events += 1
                 continue
+        elif e.kind == EV_MSG_NOTE:
+            if not msg_note_due(s, e.a, e.b):
+                s.stale_events += 1
+                continue
         else:
             s.events[<int>EV_USER] += 1
             user[0] = e.a
@@ -987,11 +992,18 @@ cdef class Kernel:
         """Append a message of ``nbytes`` to connection ``fi``; returns its end offset."""
         cdef Sim* s = self.s
         cdef Flow* f
+        cdef bint extended
         if fi < 0 or fi >= s.n_flows or not s.flows[fi].persistent:
             raise ValueError("not a connection: %d" % fi)
         if nbytes <= 0:
             raise ValueError("message size must be positive")
         f = &s.flows[fi]
+        with nogil:
+            extended = skip_extend(s, fi, nbytes)
+        if extended:                        # a connection sending through a skip: more to send
+            if s.fail:
+                raise MemoryError("out of memory")
+            return f.size
         with nogil:
             skip_back_flow(s, fi)
             if s.acc.on and s.acc.active[fi] and f.snd_una >= f.size:
@@ -1013,8 +1025,12 @@ cdef class Kernel:
         """Ask for a notice when the connection's snd_una reaches ``end`` (-1: none)."""
         cdef Flow* f = &self.s.flows[fi]
         f.msg_end = end
-        if end >= 0 and f.snd_una >= end:
-            note_message(self.s, fi)
+        if end >= 0:
+            with nogil:
+                if not note_plan(self.s, fi) and f.snd_una >= end:
+                    note_message(self.s, fi)
+            if self.s.fail:
+                raise MemoryError("out of memory")
 
     def take_notes(self):
         cdef Sim* s = self.s
@@ -1023,7 +1039,8 @@ cdef class Kernel:
         return out
 
     def snd_una(self, int32_t fi):
-        return self.s.flows[fi].snd_una
+        """Acknowledged bytes; inside a fast-forward, as of the current time."""
+        return virt_una(self.s, fi)
 
     def schedule_user(self, int64_t t, int cb_id):
         if t < self.s.now:
@@ -1313,6 +1330,7 @@ cdef class Kernel:
             "events_skipped": s.acc.events_skipped,
             "skips": s.acc.skips_started,
             "skip_backs": s.acc.skip_backs,
+            "skip_extends": s.acc.skip_extends,
             "time_skipped_ps": s.acc.time_skipped,
             "bytes_skipped": s.acc.bytes_skipped,
             "steady_periods": s.acc.steady_periods,
