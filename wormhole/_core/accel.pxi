@@ -601,10 +601,12 @@ cdef int64_t virt_una(Sim* s, int32_t fi) noexcept nogil:
     return s.flows[fi].snd_una + skip_bytes(s, sk, i, s.now - sk.t0)
 
 
-cdef bint note_plan(Sim* s, int32_t fi) noexcept nogil:
+cdef bint note_plan(Sim* s, int32_t fi, int64_t after=-1) noexcept nogil:
     """A skipping connection's pending message end: report it now if passed,
-    else plan an EV_MSG_NOTE at the virtual time it is acknowledged (if within
-    the skip).  False if the flow is not in a (non-memo) skip."""
+    else plan an EV_MSG_NOTE at the virtual time it is acknowledged if that is
+    within the skip (and not before ``after``: a skip that was extended plans
+    only the notes its old end left out).  False if the flow is not in a
+    (non-memo) skip."""
     cdef Skip* sk = NULL
     cdef int32_t i = skip_find(s, fi, &sk)
     cdef Flow* f = &s.flows[fi]
@@ -615,13 +617,14 @@ cdef bint note_plan(Sim* s, int32_t fi) noexcept nogil:
         return True
     need = f.msg_end - f.snd_una
     if need <= skip_bytes(s, sk, i, s.now - sk.t0):
-        note_message(s, fi)
+        if after < 0:
+            note_message(s, fi)
         return True
     if sk.goodput[i] <= 0 or need > f.size - f.snd_nxt:
         return True                 # not before the skip ends: the ACKs after it will tell
     need = (need + s.p.mtu - 1) // s.p.mtu * s.p.mtu
     dt = <int64_t>(<double>need / sk.goodput[i]) + 1
-    if sk.t0 + dt < sk.t1:
+    if sk.t0 + dt < sk.t1 and sk.t0 + dt >= after:
         if heap_push(s, sk.t0 + dt, EV_MSG_NOTE, fi, sk.note_token) != 0:
             s.fail = 1
     return True
@@ -662,11 +665,14 @@ cdef bint skip_extend(Sim* s, int32_t fi, int64_t nbytes) noexcept nogil:
             t_end = t
     if t_end > sk.t1:
         slot = s.acc.part_skip[sk.part]
+        t = sk.t1
         sk.t1 = t_end
         sk.token += 1
         s.acc.skip_extends += 1
         if heap_push(s, t_end, EV_SKIP_END, slot, sk.token) != 0:
             s.fail = 1
+        for j in range(sk.n_flows):     # message ends the old end left to the ACKs
+            note_plan(s, sk.flows[j], t)
     return True
 
 
