@@ -388,14 +388,6 @@ cdef void part_split(Sim* s, int32_t P) noexcept nogil:
 
 # ---------------------------------------------------------------- fast-forward
 
-cdef inline int64_t flow_limit(Flow* f) noexcept nogil:
-    """Where the flow must be simulated again: the end of its oldest message
-    still to report (connections) or of the flow."""
-    if f.persistent and f.msg_end >= 0 and f.msg_end < f.size:
-        return f.msg_end
-    return f.size
-
-
 cdef bint _owned(Sim* s, Event* e, int32_t P) noexcept nogil:
     """Events that belong to partition P: its ports' transmissions and wake-ups,
     its flows' packets in flight and timers."""
@@ -585,8 +577,6 @@ cdef inline int64_t skip_bytes(Sim* s, Skip* sk, int32_t i, int64_t dt) noexcept
     """Whole packets flow sk.flows[i] has advanced after ``dt`` of its skip."""
     cdef Flow* f = &s.flows[sk.flows[i]]
     cdef int64_t B = <int64_t>(sk.goodput[i] * <double>dt) // s.p.mtu * s.p.mtu
-    if sk.memo and B > flow_limit(f) - f.snd_una - s.p.mtu:
-        B = (flow_limit(f) - f.snd_una - s.p.mtu) // s.p.mtu * s.p.mtu
     if B > f.size - f.snd_nxt:
         B = (f.size - f.snd_nxt) // s.p.mtu * s.p.mtu
     return B if B > 0 else 0
@@ -605,13 +595,12 @@ cdef bint note_plan(Sim* s, int32_t fi, int64_t after=-1) noexcept nogil:
     """A skipping connection's pending message end: report it now if passed,
     else plan an EV_MSG_NOTE at the virtual time it is acknowledged if that is
     within the skip (and not before ``after``: a skip that was extended plans
-    only the notes its old end left out).  False if the flow is not in a
-    (non-memo) skip."""
+    only the notes its old end left out).  False if the flow is not in a skip."""
     cdef Skip* sk = NULL
     cdef int32_t i = skip_find(s, fi, &sk)
     cdef Flow* f = &s.flows[fi]
     cdef int64_t need, dt
-    if i < 0 or sk.memo:
+    if i < 0:
         return False
     if not f.persistent or f.msg_end < 0:
         return True
@@ -871,7 +860,7 @@ cdef int memo_start(Sim* s, int32_t P, int64_t dt, int32_t* flows, int64_t* nbyt
         if fi < 0 or fi >= s.n_flows or not a.active[fi] or a.part_of[fi] != P:
             return -1
         f = &s.flows[fi]
-        if f.snd_nxt + nbytes[i] + a.margin > flow_limit(f):
+        if nbytes[i] > 0 and f.snd_nxt + nbytes[i] + a.margin > f.size:
             return -1
     slot = skip_slot(s)
     if slot < 0:
@@ -920,6 +909,8 @@ cdef int memo_start(Sim* s, int32_t P, int64_t dt, int32_t* flows, int64_t* nbyt
     a.memo_applied += 1
     if heap_push(s, sk.t1, EV_SKIP_END, slot, sk.token) != 0:
         s.fail = 1
+    for i in range(n):
+        note_plan(s, flows[i])
     return 0
 
 
