@@ -30,7 +30,8 @@ def main():
     rows = []
     for pp in args.pp:
         for g in args.gpus:
-            argv = gpt_argv(args.model, g, args.cc, pp, micro_batches_pp=args.micro_batches_pp) + ["--no-progress"]
+            argv = gpt_argv(args.model, g, args.cc, pp, micro_batches_pp=args.micro_batches_pp)
+            argv += ["--no-progress", "--mode", "full"]
             rep = run_workload(_workload_parser().parse_args(argv))
             rows.append(rep)
             print(json.dumps(rep, sort_keys=True), flush=True)

@@ -2,8 +2,8 @@
 
     python -m wormhole.bench kernel [--repeat 3] [--json]
         packet-kernel speed (events/s) on a 16:1 incast and a k=8 fat-tree permutation
-    python -m wormhole.bench gpt13b --gpus 128 [--cc hpcc] [--mode full] [--tp 8 --pp 1] [--json]
-        the headline: one GPT-13B training iteration at packet level
+    python -m wormhole.bench gpt13b --gpus 128 [--cc hpcc] [--mode accelerated|full] [--tp 8 --pp 1] [--json]
+        the headline: one GPT-13B training iteration at packet level (accelerated by default)
 
 Kernel speed: events processed, events per second and wall-clock of the
 packet kernel, in fixed-rate mode and with each congestion control (the
@@ -131,7 +131,8 @@ def _workload_parser():
     ap.add_argument("model", help="a preset (%s) or 'simai' with --workload FILE" % ", ".join(WORKLOADS))
     ap.add_argument("--gpus", type=int, default=128)
     ap.add_argument("--cc", default="hpcc", help="congestion control preset (%s)" % ", ".join(PRESETS))
-    ap.add_argument("--mode", default="full", choices=("full", "accelerated"))
+    ap.add_argument("--mode", default="accelerated", choices=("full", "accelerated"),
+                    help="accelerated (default): the Wormhole fast-forward; full: every packet event")
     ap.add_argument("--tp", type=int)
     ap.add_argument("--pp", type=int)
     ap.add_argument("--dp", type=int)
