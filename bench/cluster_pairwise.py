@@ -11,7 +11,7 @@ import time
 
 import numpy as np
 
-from wormhole.cluster import ClusterSpec, ModelPool, make_contention
+from wormhole.cluster import ModelPool, make_contention
 from wormhole.cluster.command import _spec
 from wormhole.cluster.pairwise import pairwise_table
 

@@ -64,3 +64,15 @@ def read_text(path, error_cls, what):
         return raw.decode("utf-8")
     except UnicodeDecodeError:
         raise error_cls("%s is not text (UTF-8)" % what, path)
+
+
+def read_yaml(path, error_cls, what):
+    """A YAML document from a text file; bad YAML raises ``error_cls`` naming the
+    file and the line ("<what> is not valid YAML: ...")."""
+    import yaml
+    text = read_text(path, error_cls, what)
+    try:
+        return yaml.safe_load(text)
+    except yaml.YAMLError as e:
+        mark = getattr(e, "problem_mark", None)
+        raise error_cls("not valid YAML: %s" % getattr(e, "problem", e), path, None if mark is None else mark.line + 1)

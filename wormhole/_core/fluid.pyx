@@ -108,8 +108,8 @@ cdef class FluidSolver:
         free(self.cap); free(self.rem); free(self.wsum); free(self.lflows); free(self.lnf)
         free(self.lcap); free(self.lmark); free(self.foff); free(self.flen); free(self.flinks); free(self.w)
         free(self.bound); free(self.rate); free(self.remaining); free(self.fmark); free(self.frozen)
-        free(self.act); free(self.apos); free(self.heap); free(self.comp); free(self.lload); free(self.linit); free(self.lun)
-        free(self.oldrate); free(self.bneck)
+        free(self.act); free(self.apos); free(self.heap); free(self.comp); free(self.lload); free(self.linit)
+        free(self.lun); free(self.oldrate); free(self.bneck)
 
     cdef void _grow(self, int32_t need) except *:
         cdef int32_t c = self.cap_f * 2 + 1024
@@ -172,26 +172,27 @@ cdef class FluidSolver:
             i = p
         self.heap[i] = it
 
+    cdef inline void _sift_down(self, int64_t i, HeapItem it) noexcept:
+        """Place ``it`` at slot i or below, moving smaller children up."""
+        cdef int64_t n = self.hn, c
+        while True:
+            c = 2 * i + 1
+            if c >= n:
+                break
+            if c + 1 < n and self.heap[c + 1].key < self.heap[c].key:
+                c += 1
+            if self.heap[c].key < it.key:
+                self.heap[i] = self.heap[c]
+                i = c
+            else:
+                break
+        self.heap[i] = it
+
     cdef HeapItem _pop(self) noexcept:
-        cdef HeapItem top = self.heap[0], last
-        cdef int64_t n, i, c
+        cdef HeapItem top = self.heap[0]
         self.hn -= 1
-        n = self.hn
-        if n > 0:
-            last = self.heap[n]
-            i = 0
-            while True:
-                c = 2 * i + 1
-                if c >= n:
-                    break
-                if c + 1 < n and self.heap[c + 1].key < self.heap[c].key:
-                    c += 1
-                if self.heap[c].key < last.key:
-                    self.heap[i] = self.heap[c]
-                    i = c
-                else:
-                    break
-            self.heap[i] = last
+        if self.hn > 0:
+            self._sift_down(0, self.heap[self.hn])
         return top
 
     cdef void _append(self, double key, int32_t id) except *:
@@ -205,24 +206,9 @@ cdef class FluidSolver:
 
     cdef void _heapify(self) noexcept:
         """Floyd's bottom-up construction, O(n)."""
-        cdef int64_t n = self.hn, start, i, c
-        cdef HeapItem it
-        start = n // 2 - 1
+        cdef int64_t start = self.hn // 2 - 1
         while start >= 0:
-            it = self.heap[start]
-            i = start
-            while True:
-                c = 2 * i + 1
-                if c >= n:
-                    break
-                if c + 1 < n and self.heap[c + 1].key < self.heap[c].key:
-                    c += 1
-                if self.heap[c].key < it.key:
-                    self.heap[i] = self.heap[c]
-                    i = c
-                else:
-                    break
-            self.heap[i] = it
+            self._sift_down(start, self.heap[start])
             start -= 1
 
     # -- membership -----------------------------------------------------------

@@ -17,9 +17,7 @@ Description YAML:
         workers: [1, 2, 4, 8]
         loading_s: 15         # optional
 """
-import yaml
-
-from ..errors import read_text
+from ..errors import read_yaml
 from ..network import Network
 from ..workload.collectives import RingAllReduce, Transport
 from ..workload.models import GPUS
@@ -67,11 +65,7 @@ def allreduce_seconds(spec, workers, nbytes, server=0):
 
 def characterize(path, spec):
     """A ModelPool from a job description YAML, simulated on ``spec``."""
-    text = read_text(path, PoolError, "job descriptions")
-    try:
-        doc = yaml.safe_load(text)
-    except yaml.YAMLError as e:
-        raise PoolError("not valid YAML: %s" % getattr(e, "problem", e), path)
+    doc = read_yaml(path, PoolError, "job descriptions")
     if not isinstance(doc, dict) or not isinstance(doc.get("models"), dict) or not doc["models"]:
         raise PoolError("job descriptions need 'gpu' and a 'models' mapping", path)
     rate = _gpu_rate(doc.get("gpu"), path)

@@ -27,7 +27,6 @@ packet count stays bounded.  Results are memoized by placement pattern: the
 canonical form of the scenario (servers relabeled in the order of what they
 host), so a recurring co-location is simulated once.
 """
-import math
 
 from ..config import Config
 from ..network import Network

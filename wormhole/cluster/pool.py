@@ -18,7 +18,7 @@ from dataclasses import dataclass
 
 import yaml
 
-from ..errors import WormholeError, read_text
+from ..errors import WormholeError, read_text, read_yaml
 
 PRESET_DIR = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "presets")
 
@@ -97,13 +97,7 @@ class ModelPool:
         """A pool YAML file, or the name of a shipped one (``v100``)."""
         if not os.path.exists(path) and os.path.exists(os.path.join(PRESET_DIR, "pool_%s.yaml" % path)):
             path = os.path.join(PRESET_DIR, "pool_%s.yaml" % path)
-        text = read_text(path, PoolError, "model pool")
-        try:
-            doc = yaml.safe_load(text)
-        except yaml.YAMLError as e:
-            mark = getattr(e, "problem_mark", None)
-            raise PoolError("not valid YAML: %s" % getattr(e, "problem", e), path,
-                            None if mark is None else mark.line + 1)
+        doc = read_yaml(path, PoolError, "model pool")
         if not isinstance(doc, dict) or not isinstance(doc.get("models"), dict) or not doc["models"]:
             raise PoolError("a pool needs a 'models' mapping", path)
         models = {}

@@ -17,9 +17,7 @@ import os
 import re
 from dataclasses import dataclass
 
-import yaml
-
-from ..errors import WormholeError, read_text
+from ..errors import WormholeError, read_yaml
 from ..topology import Topology
 from ..units import NS, US
 
@@ -85,13 +83,7 @@ class ClusterSpec:
 
     @classmethod
     def load(cls, path):
-        text = read_text(path, SpecError, "cluster spec")
-        try:
-            doc = yaml.safe_load(text)
-        except yaml.YAMLError as e:
-            mark = getattr(e, "problem_mark", None)
-            raise SpecError("not valid YAML: %s" % getattr(e, "problem", e), path,
-                            None if mark is None else mark.line + 1)
+        doc = read_yaml(path, SpecError, "cluster spec")
         if not isinstance(doc, dict):
             raise SpecError("a cluster spec is a mapping with 'servers'", path)
         unknown = sorted(map(str, set(doc) - {"name", "servers", "policy", "latency"}))

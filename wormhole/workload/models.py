@@ -2,9 +2,7 @@
 import os
 from dataclasses import dataclass, field, replace
 
-import yaml
-
-from ..errors import WormholeError
+from ..errors import WormholeError, read_yaml
 
 PRESET_DIR = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "presets")
 
@@ -143,12 +141,7 @@ def load_preset(name_or_path, gpus=None, tp=None, pp=None, dp=None, ep=None, mic
     if not os.path.exists(path):
         raise WorkloadError("unknown workload preset %r (presets: %s)" % (name_or_path, ", ".join(preset_names())),
                             value=name_or_path)
-    try:
-        with open(path) as fh:
-            doc = yaml.safe_load(fh)
-    except yaml.YAMLError as e:
-        line = getattr(getattr(e, "problem_mark", None), "line", None)
-        raise WorkloadError("not valid YAML: %s" % getattr(e, "problem", e), path, None if line is None else line + 1)
+    doc = read_yaml(path, WorkloadError, "workload preset")
     if not isinstance(doc, dict) or "model" not in doc:
         raise WorkloadError("a preset needs a 'model' mapping", path)
     m = doc["model"]
