@@ -168,6 +168,32 @@ def test_a_skip_runs_through_message_boundaries():
     assert (rcv_bytes[conns_of(acc)] == 24 * 2_000_000).all()
 
 
+def test_a_message_on_an_idle_connection_ends_the_skip():
+    """Data posted to a connection that sends through a skip extends it, but a
+    message on a connection of the partition that was idle changes its traffic:
+    the skip ends there (skip-back) and the message runs as in a full run."""
+    def run(accelerate):
+        net = wh.Network(wh.dumbbell(2, 2), wh.Config.preset("hpcc", accelerate=accelerate))
+        busy, idle = net.connect(0, 2), net.connect(1, 3)
+        net.post(busy, 40_000_000)
+        late = []
+        net.schedule(POST, lambda: late.append(net.post(idle, 4_000_000)))
+        net.run(until=POST - 1)
+        skipping = bool(net._kernel.skipping()) if accelerate else None
+        net.run()
+        return net, late[0], skipping
+
+    full, m0, _ = run(False)
+    acc, m1, skipping = run(True)
+    assert skipping, "the busy connection should be fast-forwarding when the message arrives"
+    assert acc.stats["skip_backs"] >= 1
+    a, b = full.message(m0), acc.message(m1)
+    assert b.posted == POST and abs(b.latency - a.latency) / a.latency < 0.10
+
+
+POST = 2_000 * US       # the busy connection alone is steady well before (its 40 MB last 3.3 ms)
+
+
 def conns_of(net):
     return [f for f in range(len(net.results)) if net.results["size"][f] > 1]
 
