@@ -31,6 +31,7 @@ host), so a recurring co-location is simulated once.
 from ..config import Config
 from ..network import Network
 from ..units import S
+from .contention import ContentionError
 from .policies import bin_packing
 
 _PHI = 0.6180339887498949
@@ -64,7 +65,7 @@ def scenario_key(group, spec):
 class FabricContention:
     def __init__(self, backend, iterations=5, hop_bytes=1 << 20, memo=None, volume="profile", phases=4):
         if volume not in VOLUME_SOURCES:
-            raise ValueError("volume source must be one of %s" % ", ".join(VOLUME_SOURCES))
+            raise ContentionError("volume source must be one of %s" % ", ".join(VOLUME_SOURCES), value=volume)
         self.volume = volume
         self.name = backend
         self.backend = backend
