@@ -284,6 +284,19 @@ def test_memo_hits_on_repeated_convergences_and_stays_accurate(tmp_path):
     assert again.stats["events"] <= st["events"]
 
 
+def test_conflict_graph_tells_idle_connections_from_sending_ones():
+    """Two connections on one bottleneck, one with data and one idle, at the same
+    rate: the memo key must not let their stored bytes swap places."""
+    from wormhole.accel import conflict_graph
+    net = wh.Network(wh.dumbbell(2, 2), wh.Config.preset("hpcc", accelerate=True))
+    busy, idle = net.connect(0, 2), net.connect(1, 3)
+    net.post(busy, 4_000_000)
+    net.post(idle, 1_000)
+    net.run(until=200 * US)
+    colours, edges = conflict_graph(net, [busy, idle])
+    assert colours[0][3] == 1 and colours[1][3] == 0 and edges == {(0, 1): 2}
+
+
 def test_memo_database_is_versioned(tmp_path):
     import sqlite3
     from wormhole.accel import MemoDB

@@ -20,7 +20,7 @@ import pynauty
 
 from ..errors import WormholeError
 
-MEMO_VERSION = 1
+MEMO_VERSION = 2       # 2: a flow's colour tells whether it has data to send
 MAX_FLOWS = 64          # larger partitions are not memoized (canonical labelling cost)
 
 
@@ -34,7 +34,8 @@ def conflict_graph(net, flows):
         bottleneck = min(int(fab.port_rate[p]) for p in path)
         rate = net._kernel.cc_vector(f)[0]
         q = int(round(32 * rate / bottleneck)) if bottleneck else 0     # rate in 1/32 of the bottleneck
-        colours.append((q, bottleneck, len(path)))
+        sending = int(net.flow(f).size > net._kernel.snd_una(f))           # an idle connection sends nothing
+        colours.append((q, bottleneck, len(path), sending))
     edges = {}
     for i in range(len(flows)):
         for j in range(i + 1, len(flows)):
