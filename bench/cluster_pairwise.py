@@ -11,8 +11,7 @@ import time
 
 import numpy as np
 
-from wormhole.cluster import ModelPool, make_contention
-from wormhole.cluster.command import _spec
+from wormhole.cluster import ClusterSpec, ModelPool, make_contention
 from wormhole.cluster.pairwise import pairwise_table
 
 
@@ -23,7 +22,7 @@ def main():
     ap.add_argument("--cluster", default="testbed-16gpu")
     ap.add_argument("--csv")
     args = ap.parse_args()
-    pool, spec = ModelPool.load(args.pool), _spec(args.cluster)
+    pool, spec = ModelPool.load(args.pool), ClusterSpec.load(args.cluster)
     tables = {}
     for m in args.models.split(","):
         t0 = time.perf_counter()

@@ -14,8 +14,8 @@ import argparse
 import os
 import time
 
-from wormhole.cluster import ClusterSimulator, ModelPool, compare, make_contention, read_measured, read_trace
-from wormhole.cluster.command import _spec
+from wormhole.cluster import (ClusterSimulator, ClusterSpec, ModelPool, compare, make_contention, read_measured,
+                              read_trace)
 from wormhole.cluster.metrics import FIGURES
 
 HERE = os.path.dirname(os.path.abspath(__file__))
@@ -36,7 +36,7 @@ def table(title, trace, cluster, measured_of, models, pool, published=False):
         for m in models:
             c = make_contention(m)
             t0 = time.perf_counter()
-            res = ClusterSimulator(jobs, pool, _spec(cluster), c, policy=policy).run()
+            res = ClusterSimulator(jobs, pool, ClusterSpec.load(cluster), c, policy=policy).run()
             wall = time.perf_counter() - t0
             if measured is None:
                 print("%-15s %-7s %s %8.2f" % (policy, m, " " * 70, wall))

@@ -278,6 +278,7 @@ def test_trace_formats(pool):
     ("job_id,model,arrival_time,duration,gpu_workers\n0,bert,0,10,2\n0,bert,1,10,2\n", "duplicate job id"),
     ("job_id,model,arrival_time,gpu_workers\n0,bert,0,2\n", "needs a duration or a num_iteration"),
     ("a,b,c\n1,2,3\n", "unknown trace format"),
+    ("name,time,application,num_replicas,batch_size\ncifar10-0,107,cifar10,6,2048\n", "gives no job durations"),
     ("job_id,num_gpu,submit_time,duration\n0,1.5,0,10\n", "num_gpu is not a whole number"),
 ])
 def test_bad_traces_name_file_and_line(tmp_path, text, needle):

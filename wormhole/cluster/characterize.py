@@ -21,17 +21,11 @@ from ..errors import read_yaml
 from ..network import Network
 from ..workload.collectives import RingAllReduce, Transport
 from ..workload.models import GPUS
-from .pool import ModelEntry, ModelPool, PoolError, Profile
+from .pool import ModelEntry, ModelPool, PoolError, Profile, _pos
 
 
 def _num(v, what, path, positive=True):
-    try:
-        x = float(v)
-    except (TypeError, ValueError):
-        raise PoolError("%s is not a number" % what, path, None, v)
-    if not x == x or x in (float("inf"), float("-inf")) or x < 0 or (positive and x == 0):
-        raise PoolError("%s must be %s" % (what, "positive" if positive else "non-negative"), path, None, v)
-    return x
+    return _pos(v, what, (path, None), allow_zero=not positive)
 
 
 def _gpu_rate(g, path):

@@ -8,7 +8,7 @@ from ..errors import WormholeError
 from .contention import MODELS, make_contention
 from .fabric import VOLUME_SOURCES
 from .metrics import FIGURES, compare, jobs_csv, plot, read_measured, summary
-from .pool import PRESET_DIR, ModelPool
+from .pool import ModelPool
 from .sim import LOADING, ClusterSimulator
 from .spec import ClusterSpec
 from .trace import read_trace
@@ -39,14 +39,6 @@ def add_arguments(p):
     p.add_argument("--json", action="store_true", help="print the summary as one JSON object")
 
 
-def _spec(path):
-    if not os.path.exists(path):
-        shipped = os.path.join(PRESET_DIR, "cluster_%s.yaml" % path.replace("-", "_"))
-        if os.path.exists(shipped):
-            return ClusterSpec.load(shipped)
-    return ClusterSpec.load(path)
-
-
 def run_cluster(args):
     """Run every requested contention model; return (rows, files to write)."""
     from ..cli import _write_atomic
@@ -54,7 +46,7 @@ def run_cluster(args):
     for m in models:
         if m not in MODELS:
             raise WormholeError("unknown contention model %r (%s)" % (m, ", ".join(MODELS)), value=m)
-    spec = _spec(args.cluster)
+    spec = ClusterSpec.load(args.cluster)
     pool = ModelPool.load(args.pool)
     jobs = read_trace(args.trace, args.limit)
     policy = args.policy or spec.policy
@@ -123,7 +115,7 @@ def make_pool(args):
         if not args.cluster:
             raise WormholeError("--describe needs --cluster (the servers the jobs are simulated on)")
         from .characterize import characterize
-        pool = characterize(args.describe, _spec(args.cluster))
+        pool = characterize(args.describe, ClusterSpec.load(args.cluster))
     else:
         if not (args.iteration_csv and args.network_csv and args.aliases):
             raise WormholeError("give --describe and --cluster, or --iteration-csv, --network-csv and --aliases")

@@ -20,7 +20,7 @@ import yaml
 
 from ..errors import WormholeError, read_text, read_yaml
 
-PRESET_DIR = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "presets")
+from .spec import PRESET_DIR
 
 
 class PoolError(WormholeError):

@@ -84,7 +84,8 @@ def prepare(jobs, pool, spec, default_model_rng=None, loading="within"):
     W_J = d_J / T_iter (MoSim Sec. IV-A2) when the trace gives no iteration
     count.  ``loading`` places the profile's loading time: ``within`` the trace
     duration (W_J = (d_J - T_load) / T_iter: a job alone takes d_J, as the
-    testbed measured), ``extra`` before it (MoSim's simulator: alone it takes
+    testbed measured; the loading time is capped at half of d_J so that a short
+    job still trains), ``extra`` before it (MoSim's simulator: alone it takes
     T_load + d_J), or ``none``."""
     out = []
     if loading not in LOADING:

@@ -21,6 +21,8 @@ from ..errors import WormholeError, read_yaml
 from ..topology import Topology
 from ..units import NS, US
 
+PRESET_DIR = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "presets")
+
 _RATE = re.compile(r"^\s*([0-9.eE+-]+)\s*([GMK]?)(bps|B/s)\s*$")
 _SCALE = {"": 1.0, "K": 1e3, "M": 1e6, "G": 1e9}
 
@@ -83,6 +85,10 @@ class ClusterSpec:
 
     @classmethod
     def load(cls, path):
+        """A cluster spec YAML file, or the name of a shipped one (``testbed-16gpu``)."""
+        shipped = os.path.join(PRESET_DIR, "cluster_%s.yaml" % str(path).replace("-", "_"))
+        if not os.path.exists(path) and os.path.exists(shipped):
+            path = shipped
         doc = read_yaml(path, SpecError, "cluster spec")
         if not isinstance(doc, dict):
             raise SpecError("a cluster spec is a mapping with 'servers'", path)

@@ -89,14 +89,8 @@ def _tiresias(rows, path):
 
 
 def _pollux_workload(rows, path):
-    jobs = []
-    for line, row in rows:
-        jobs.append(Job(_need(row, "name", path, line), (row.get("application") or "").strip(),
-                        _num(_need(row, "time", path, line), "time", path, line, minimum=0.0),
-                        _num(_need(row, "num_replicas", path, line), "num_replicas", path, line, int,
-                             positive=True),
-                        None, None, line, extra={"needs_duration": True}))
-    return jobs
+    raise TraceError("a Pollux workload file gives no job durations (Pollux derives them from its goodput "
+                     "model); replay Pollux's philly.csv, or a MoSim or Tiresias trace", path, 1)
 
 
 def _philly(rows, path):
@@ -121,7 +115,7 @@ def _philly(rows, path):
 FORMATS = (
     ("mosim", {"job_id", "model", "arrival_time", "gpu_workers"}, _mosim),
     ("tiresias", {"job_id", "num_gpu", "submit_time", "duration"}, _tiresias),
-    ("pollux", {"name", "time", "application", "num_replicas"}, _pollux_workload),
+    ("pollux", {"name", "time", "application", "num_replicas"}, _pollux_workload),      # recognised, refused
     ("philly", {"timestamp", "duration", "num_gpus"}, _philly),
 )
 
