@@ -1,4 +1,6 @@
 import os
+import subprocess
+import sys
 
 import pytest
 
@@ -18,3 +20,16 @@ def parse_fct(path):
             p = line.split()
             out[tuple(p[:4])] = tuple(int(x) for x in p[4:8])
     return out
+
+
+def run_cli(*args, timeout=300):
+    """Run `python -m wormhole ARGS` with the wormhole the tests import
+    (installed or built in place), from outside the source tree so that an
+    unbuilt checkout cannot shadow an installed package."""
+    import wormhole
+    pkg_parent = os.path.dirname(os.path.dirname(os.path.abspath(wormhole.__file__)))
+    env = dict(os.environ)
+    env["PYTHONPATH"] = pkg_parent + os.pathsep + env.get("PYTHONPATH", "")
+    root = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+    return subprocess.run([sys.executable, "-m", "wormhole", *args], capture_output=True, text=True,
+                          env=env, cwd=os.path.dirname(root), timeout=timeout)

@@ -1,23 +1,11 @@
 import json
 import os
-import subprocess
-import sys
 
 import pytest
 
-from conftest import parse_fct
+from conftest import parse_fct, run_cli
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
-
-
-def run_cli(*args):
-    """Run the CLI of the wormhole that the tests import (installed or built in place)."""
-    import wormhole
-    pkg_parent = os.path.dirname(os.path.dirname(os.path.abspath(wormhole.__file__)))
-    env = dict(os.environ)
-    env["PYTHONPATH"] = pkg_parent + os.pathsep + env.get("PYTHONPATH", "")
-    return subprocess.run([sys.executable, "-m", "wormhole", *args], capture_output=True, text=True,
-                          env=env, cwd=os.path.dirname(ROOT), timeout=120)
 
 
 def test_run_reference_config_writes_reference_columns(data_dir, tmp_path):

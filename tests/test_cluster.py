@@ -1,8 +1,6 @@
 """Cluster layer: contention factors by hand (MoSim Eq. 6-10), placements,
 the event loop's bookkeeping, the fabric models, readers and the command."""
 import os
-import subprocess
-import sys
 
 import pytest
 
@@ -17,6 +15,8 @@ from wormhole.cluster.sim import Running
 from wormhole.cluster.spec import SpecError, parse_bandwidth
 from wormhole.cluster.trace import TraceError
 from wormhole.errors import WormholeError
+
+from conftest import run_cli
 
 DATA = os.path.join(os.path.dirname(os.path.abspath(__file__)), "data", "cluster")
 TRACE16 = os.path.join(DATA, "testbed-trace-16gpu.csv")
@@ -347,13 +347,9 @@ def test_bad_pool_is_named(tmp_path):
 
 
 # ------------------------------------------------------------------ the command
-def _cli(*args):
-    return subprocess.run([sys.executable, "-m", "wormhole"] + list(args), capture_output=True, text=True)
-
-
 def test_cluster_command_writes_reports(tmp_path):
     out = tmp_path / "out"
-    r = _cli("cluster", "--trace", TRACE16, "--cluster", "testbed-16gpu", "--policy", "bin-packing",
+    r = run_cli("cluster", "--trace", TRACE16, "--cluster", "testbed-16gpu", "--policy", "bin-packing",
              "--contention", "none,mosim,flow", "--compare", PERJOB16, "--out", str(out))
     assert r.returncode == 0, r.stderr
     text = (out / "summary.csv").read_text().splitlines()
@@ -368,10 +364,10 @@ def test_cluster_command_bad_input_one_line_exit_2(tmp_path):
     bad = tmp_path / "t.csv"
     bad.write_text("job_id,model,arrival_time,duration,gpu_workers\n0,bert,0,ten,2\n")
     out = tmp_path / "out"
-    r = _cli("cluster", "--trace", str(bad), "--cluster", "testbed-16gpu", "--out", str(out))
+    r = run_cli("cluster", "--trace", str(bad), "--cluster", "testbed-16gpu", "--out", str(out))
     assert r.returncode == 2 and r.stderr.count("\n") == 1 and "t.csv:2" in r.stderr
     assert not out.exists()
-    r = _cli("cluster", "--trace", TRACE16, "--cluster", "testbed-16gpu", "--contention", "magic",
+    r = run_cli("cluster", "--trace", TRACE16, "--cluster", "testbed-16gpu", "--contention", "magic",
              "--out", str(out))
     assert r.returncode == 2 and "unknown contention model" in r.stderr and not out.exists()
 
@@ -397,6 +393,6 @@ def test_gpu_free_characterization(tmp_path):
     res = ClusterSimulator([Job("a", "resnet50", 0.0, 8, 100.0)], pool, s, make_contention("flow")).run()
     assert res.jobs[0].training == pytest.approx(100.0)
     out = tmp_path / "pool.yaml"
-    r = _cli("cluster-pool", "--describe", str(desc), "--cluster", "testbed-16gpu", "--out", str(out))
+    r = run_cli("cluster-pool", "--describe", str(desc), "--cluster", "testbed-16gpu", "--out", str(out))
     assert r.returncode == 0, r.stderr
     assert ModelPool.load(str(out)).profile("resnet50", 2).network_s > 0
