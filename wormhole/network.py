@@ -298,11 +298,14 @@ class Network:
             else:
                 return
 
-    def _dispatch_done(self):
+    def _handle_memo(self):
         if self._memo is not None:
             notes = self._kernel.take_memo_notes()
             if notes:
                 self._memo.handle(notes)
+
+    def _dispatch_done(self):
+        self._handle_memo()
         for conn in self._kernel.take_notes():
             una = self._kernel.snd_una(conn)
             q = self._conns[conn]
@@ -315,12 +318,11 @@ class Network:
                 self._kernel.set_msg_end(conn, q[0][0])
         ids = self._kernel.take_callbacks(self._cb_scan)
         self._cb_scan = self._kernel.n_done
-        if not ids:
-            return
         for fid in ids:
             cb = self._on_done.pop(fid, None)
             if cb is not None:
                 cb(self.flow(fid))
+        self._handle_memo()         # partitions the callbacks' messages formed, before time moves on
 
     def flow(self, fid):
         """FlowResult of one flow (fct = -1 while it runs)."""

@@ -18,6 +18,7 @@
 # receiver and in flight, queues keep their occupancy, port byte counters
 # (INT) advance by what the ports would have sent.
 
+from libc.math cimport fabs
 from libc.stdlib cimport qsort
 
 cdef int _ev_cmp(const void* a, const void* b) noexcept nogil:
@@ -81,6 +82,7 @@ cdef int win_alloc(Sim* s, int32_t fi) noexcept nogil:
     w.act_t = s.now
     w.act_una = s.flows[fi].snd_una
     w.act_n = 0
+    w.act_idl = 0
     w.need = 0
     w.idle_total = 0
     w.idle_since = -1
@@ -214,9 +216,11 @@ cdef int32_t part_new(Sim* s) noexcept nogil:
         a.part_dirty = <uint8_t*>realloc(a.part_dirty, cap * sizeof(uint8_t))
         a.part_ver = <int32_t*>realloc(a.part_ver, cap * sizeof(int32_t))
         a.part_watch = <uint8_t*>realloc(a.part_watch, cap * sizeof(uint8_t))
+        a.part_t = <int64_t*>realloc(a.part_t, cap * sizeof(int64_t))
         a.free_parts = <int32_t*>realloc(a.free_parts, cap * sizeof(int32_t))
         if (a.part_flows == NULL or a.part_nf == NULL or a.part_cap == NULL or a.part_skip == NULL
-                or a.free_parts == NULL or a.part_dirty == NULL or a.part_ver == NULL or a.part_watch == NULL):
+                or a.free_parts == NULL or a.part_dirty == NULL or a.part_ver == NULL or a.part_watch == NULL
+                or a.part_t == NULL):
             s.fail = 1
             return -1
         for p in range(a.parts_cap, cap):
@@ -227,6 +231,7 @@ cdef int32_t part_new(Sim* s) noexcept nogil:
             a.part_dirty[p] = 0
             a.part_ver[p] = 0
             a.part_watch[p] = 0
+            a.part_t[p] = 0
         a.parts_cap = cap
     p = a.n_parts
     a.n_parts += 1
@@ -248,6 +253,13 @@ cdef void _relabel(Sim* s, int32_t fi, int32_t part) noexcept nogil:
     _flow_ports(s, fi, &ports, &n)
     for i in range(n):
         a.port_part[ports[i]] = part
+
+
+cdef inline void part_epoch(Sim* s, int32_t P) noexcept nogil:
+    """The sending flows of partition P changed: its flows' goodputs are
+    measured afresh from now on (their rate windows keep their samples)."""
+    if P >= 0:
+        s.acc.part_t[P] = s.now
 
 
 cdef void part_activate(Sim* s, int32_t fi) noexcept nogil:
@@ -298,6 +310,7 @@ cdef void part_activate(Sim* s, int32_t fi) noexcept nogil:
         memo_note(s, 0, best)
     if a.win[fi].val == NULL or s.flows[fi].persistent:
         win_alloc(s, fi)
+    part_epoch(s, best)
 
 
 cdef void part_deactivate(Sim* s, int32_t fi) noexcept nogil:
@@ -327,6 +340,7 @@ cdef void part_deactivate(Sim* s, int32_t fi) noexcept nogil:
     a.part_dirty[P] = 1          # split check deferred until the partition is looked at
     a.part_ver[P] += 1
     a.part_watch[P] = 0
+    part_epoch(s, P)
 
 
 cdef void part_split(Sim* s, int32_t P) noexcept nogil:
@@ -362,6 +376,7 @@ cdef void part_split(Sim* s, int32_t P) noexcept nogil:
         if a.mark[g]:
             continue
         comp = P if first else part_new(s)
+        a.part_t[comp] = a.part_t[P]
         a.part_ver[comp] += 1
         a.part_watch[comp] = 0
         first = 0
@@ -403,19 +418,85 @@ cdef bint _owned(Sim* s, Event* e, int32_t P) noexcept nogil:
     return False
 
 
+cdef inline double _rate_between(int64_t ta, int64_t ua, int64_t ia, int64_t tb, int64_t ub,
+                                 int64_t ib) noexcept nogil:
+    """Acknowledged bytes per ps from (time, snd_una, idle total) a to b; 0 if none."""
+    cdef int64_t busy = (tb - ta) - (ib - ia)       # idle gaps between messages do not count
+    if busy <= 0 or ub <= ua:
+        return 0.0
+    return <double>(ub - ua) / <double>busy
+
+
+cdef int64_t _measure_from(Sim* s, int32_t fi, int64_t* ta, int64_t* ua, int64_t* ia) noexcept nogil:
+    """Where the flow's goodput is measured from: its oldest sample, or the
+    moment it last started sending, or the first sample since its partition's
+    sending flows last changed, whichever is latest.  Sets (time, snd_una, idle
+    total) there and returns the number of the first sample after it (w.n if
+    there is none)."""
+    cdef Accel* a = &s.acc
+    cdef FlowWin* w = &a.win[fi]
+    cdef int64_t L = a.l, k0 = w.n - L if w.n > L else 0, lo, hi, mid, ep
+    cdef int32_t P = a.part_of[fi]
+    ta[0] = w.t[k0 % L]
+    ua[0] = w.una[k0 % L]
+    ia[0] = w.idl[k0 % L]
+    if w.n == 0 or w.act_t > ta[0]:
+        k0 = w.act_n
+        ta[0] = w.act_t
+        ua[0] = w.act_una
+        ia[0] = w.act_idl
+    ep = a.part_t[P] if P >= 0 else 0
+    if ep > ta[0]:
+        lo = k0                     # first sample at or after the change (times are monotonic)
+        hi = w.n
+        while lo < hi:
+            mid = (lo + hi) // 2
+            if w.t[mid % L] >= ep:
+                hi = mid
+            else:
+                lo = mid + 1
+        k0 = lo
+        if k0 < w.n:
+            ta[0] = w.t[k0 % L]
+            ua[0] = w.una[k0 % L]
+            ia[0] = w.idl[k0 % L]
+        else:
+            ta[0] = s.now
+            ua[0] = s.flows[fi].snd_una
+            ia[0] = w.idle_total
+    return k0
+
+
 cdef double _goodput(Sim* s, int32_t fi) noexcept nogil:
     """Acknowledged bytes per ps over the window, or since the flow last started
-    sending if that is more recent."""
+    sending, or since its partition's sending flows last changed."""
     cdef FlowWin* w = &s.acc.win[fi]
-    cdef int64_t oldest = w.n % s.acc.l, t0 = w.t[oldest], u0 = w.una[oldest], i0 = w.idl[oldest], busy
-    if w.act_t > t0:
-        t0 = w.act_t
-        u0 = w.act_una
-        i0 = w.idle_total
-    busy = (s.now - t0) - (w.idle_total - i0)      # idle gaps between messages do not count
-    if busy <= 0 or s.flows[fi].snd_una <= u0:
+    cdef int64_t ta, ua, ia
+    _measure_from(s, fi, &ta, &ua, &ia)
+    return _rate_between(ta, ua, ia, s.now, s.flows[fi].snd_una, w.idle_total)
+
+
+cdef double _steady_goodput(Sim* s, int32_t fi) noexcept nogil:
+    """The flow's goodput (see _goodput) if it is measured over at least a
+    quarter of a window and the goodputs of the two halves agree within theta
+    of it (a flow whose rate is steady but whose throughput still moves, e.g.
+    one that shares its NIC with a newcomer or is held back by a window while
+    queues fill, is not steady); else 0."""
+    cdef Accel* a = &s.acc
+    cdef FlowWin* w = &a.win[fi]
+    cdef int64_t L = a.l, k0, km, m, ta, ua, ia
+    cdef double g, g1, g2
+    k0 = _measure_from(s, fi, &ta, &ua, &ia)
+    if w.n - k0 < L // 16 or w.n - k0 < 2:
+        return 0.0                  # too few samples to tell
+    km = (k0 + w.n) // 2
+    m = km % L
+    g = _rate_between(ta, ua, ia, s.now, s.flows[fi].snd_una, w.idle_total)
+    g1 = _rate_between(ta, ua, ia, w.t[m], w.una[m], w.idl[m])
+    g2 = _rate_between(w.t[m], w.una[m], w.idl[m], s.now, s.flows[fi].snd_una, w.idle_total)
+    if g <= 0 or g1 <= 0 or g2 <= 0 or fabs(g1 - g2) > a.theta * g:
         return 0.0
-    return <double>(s.flows[fi].snd_una - u0) / <double>busy
+    return g
 
 
 cdef int32_t skip_slot(Sim* s) noexcept nogil:
@@ -440,16 +521,45 @@ cdef int32_t skip_slot(Sim* s) noexcept nogil:
 cdef int64_t INT64_MAX_ACC = 0x7fffffffffffffff
 
 
-cdef void skip_try(Sim* s, int32_t P) noexcept nogil:
-    cdef Accel* a = &s.acc
-    cdef int32_t i, fi, j, q, slot = -1, n, nf
+cdef int _gp_reserve(Sim* s, int32_t n) noexcept nogil:
+    cdef double* p
+    if s.acc.gp_cap < n:
+        p = <double*>realloc(s.acc.gp, (n + 16) * sizeof(double))
+        if p == NULL:
+            s.fail = 1
+            return -1
+        s.acc.gp = p
+        s.acc.gp_cap = n + 16
+    return 0
+
+
+cdef bint _paused(Sim* s, int32_t fi) noexcept nogil:
+    """A port of the flow's paths is paused by PFC or has sent a pause."""
     cdef int32_t* ports
+    cdef int32_t n, j, q
+    _flow_ports(s, fi, &ports, &n)
+    for j in range(n):
+        for q in range(NQ):
+            if s.ports[ports[j]].paused[q] or s.mmu[ports[j]].pause_sent[q]:
+                return True
+    return False
+
+
+cdef inline bint _idle_conn(Flow* f) noexcept nogil:
+    """A connection with everything acknowledged: nothing in flight, it just waits."""
+    return f.persistent and f.snd_una >= f.size
+
+
+cdef void skip_try(Sim* s, int32_t P) noexcept nogil:
+    """Fast-forward partition P if it is steady: every flow's window is, nothing
+    is paused by PFC, each sending flow's measured goodput agrees with its rate
+    and it has data left (the steady goodputs go to s.acc.gp, partition order)."""
+    cdef Accel* a = &s.acc
+    cdef int32_t i, fi, nf
     cdef Flow* f
     cdef FlowWin* w
-    cdef int64_t L = a.l, oldest, dt, room, t_end, k, t_limit
+    cdef int64_t L = a.l, room
     cdef double g, best = 1e300
-    cdef Skip* sk
-    cdef Event* e
     if P < 0 or a.part_skip[P] >= 0:
         return
     if a.part_dirty[P]:
@@ -457,30 +567,26 @@ cdef void skip_try(Sim* s, int32_t P) noexcept nogil:
         a.rejects[5] += 1
         return                      # partitions changed: the next sample re-checks
     nf = a.part_nf[P]
-    if nf == 0:
+    if nf == 0 or _gp_reserve(s, nf) != 0:
         return
-    # every flow steady, nothing paused by PFC, a positive goodput and room left
     for i in range(nf):
         fi = a.part_flows[P][i]
         f = &s.flows[fi]
         w = &a.win[fi]
-        _flow_ports(s, fi, &ports, &n)
-        for j in range(n):
-            for q in range(NQ):
-                if s.ports[ports[j]].paused[q] or s.mmu[ports[j]].pause_sent[q]:
-                    a.rejects[0] += 1
-                    return
-        if f.persistent and f.snd_una >= f.size:
-            continue                        # an idle connection: nothing in flight, it just waits
+        if _paused(s, fi):
+            a.rejects[0] += 1
+            return
+        a.gp[i] = 0.0
+        if _idle_conn(f):
+            continue
         if w.val == NULL or w.n < L or not w.steady or w.n - w.act_n < w.need:
             a.rejects[1] += 1
             return
-        g = _goodput(s, fi)
-        # the measured goodput must agree with the sending rate (payload share of the wire
-        # rate): a flow held back by its window, a pause or an idle spell is not steady
-        if g <= 0 or g < 0.9 * <double>f.rate * s.p.mtu / (s.p.mtu + s.p.hdr_bytes) / 8e12:
+        g = _steady_goodput(s, fi)
+        if g <= 0:
             a.rejects[2] += 1
             return
+        a.gp[i] = g
         # nothing may be sent beyond what was posted (message ends inside the skip
         # are reported at their virtual times: note_plan)
         room = f.size - f.snd_nxt - a.margin
@@ -492,8 +598,73 @@ cdef void skip_try(Sim* s, int32_t P) noexcept nogil:
     if a.part_watch[P]:
         a.part_watch[P] = 0
         memo_note(s, 1, P)          # the partition has converged: Python stores the memo entry
-    t_end = s.now + <int64_t>best
-    # a known flow start touching the partition comes first
+    skip_begin(s, P, best)
+
+
+cdef void memo_follow(Sim* s, int32_t P) noexcept nogil:
+    """A memoized convergence of P has ended in its stored state: fast-forward
+    at once at the stored steady goodputs (in s.acc.gp, partition order)."""
+    cdef Accel* a = &s.acc
+    cdef int32_t i, fi
+    cdef Flow* f
+    cdef int64_t room
+    cdef double best = 1e300
+    for i in range(a.part_nf[P]):
+        fi = a.part_flows[P][i]
+        f = &s.flows[fi]
+        if _paused(s, fi):
+            a.rejects[0] += 1
+            return
+        if _idle_conn(f):
+            a.gp[i] = 0.0
+            continue
+        if a.gp[i] <= 0:
+            a.rejects[2] += 1
+            return
+        room = f.size - f.snd_nxt - a.margin
+        if room <= 0:
+            a.rejects[3] += 1
+            return
+        if <double>room / a.gp[i] < best:
+            best = <double>room / a.gp[i]
+    if skip_begin(s, P, best):
+        a.memo_follows += 1
+        for i in range(a.part_nf[P]):
+            a.win[a.part_flows[P][i]].need = 0     # the stored goodput stood for a measured one
+
+
+cdef int32_t _take_events(Sim* s, int32_t P, Skip* sk) noexcept nogil:
+    """Move the partition's events from the heap to the skip; -1 if memory ran out."""
+    cdef int64_t k, j = 0
+    sk.n_ev = 0
+    for k in range(s.heap_n):
+        if _owned(s, &s.heap[k], P):
+            if sk.n_ev == sk.cap_ev:
+                sk.ev = <Event*>realloc(sk.ev, (sk.cap_ev * 2 + 64) * sizeof(Event))
+                if sk.ev == NULL:
+                    s.fail = 1
+                    return -1
+                sk.cap_ev = sk.cap_ev * 2 + 64
+            sk.ev[sk.n_ev] = s.heap[k]
+            sk.n_ev += 1
+        else:
+            s.heap[j] = s.heap[k]
+            j += 1
+    s.heap_n = j
+    heap_rebuild(s)
+    return 0
+
+
+cdef bint skip_begin(Sim* s, int32_t P, double best) noexcept nogil:
+    """Fast-forward P with its flows at goodputs s.acc.gp (partition order) until
+    ``best`` ps from now (the first flow to run short of posted data) or a known
+    flow start touching its ports.  False if that is too close."""
+    cdef Accel* a = &s.acc
+    cdef int32_t i, j, n, nf = a.part_nf[P], slot
+    cdef int32_t* ports
+    cdef int64_t t_end = s.now + <int64_t>best, t_limit, k
+    cdef Skip* sk
+    cdef Event* e
     for k in range(s.heap_n):
         e = &s.heap[k]
         if e.kind == EV_FLOW_START and e.t < t_end:
@@ -504,11 +675,11 @@ cdef void skip_try(Sim* s, int32_t P) noexcept nogil:
                     break
     if t_end - s.now < a.min_skip:
         a.rejects[4] += 1
-        return
+        return False
     t_limit = t_end if t_end < s.now + <int64_t>best else INT64_MAX_ACC
     slot = skip_slot(s)
     if slot < 0:
-        return
+        return False
     sk = &a.skips[slot]
     if sk.cap_flows < nf:
         sk.flows = <int32_t*>realloc(sk.flows, nf * sizeof(int32_t))
@@ -516,31 +687,13 @@ cdef void skip_try(Sim* s, int32_t P) noexcept nogil:
         sk.cap_flows = nf
         if sk.flows == NULL or sk.goodput == NULL:
             s.fail = 1
-            return
+            return False
     sk.n_flows = nf
     for i in range(nf):
-        fi = a.part_flows[P][i]
-        sk.flows[i] = fi
-        f = &s.flows[fi]
-        sk.goodput[i] = 0.0 if (f.persistent and f.snd_una >= f.size) else _goodput(s, fi)
-    # take the partition's events out of the heap
-    sk.n_ev = 0
-    j = 0
-    for k in range(s.heap_n):
-        if _owned(s, &s.heap[k], P):
-            if sk.n_ev == sk.cap_ev:
-                sk.ev = <Event*>realloc(sk.ev, (sk.cap_ev * 2 + 64) * sizeof(Event))
-                if sk.ev == NULL:
-                    s.fail = 1
-                    return
-                sk.cap_ev = sk.cap_ev * 2 + 64
-            sk.ev[sk.n_ev] = s.heap[k]
-            sk.n_ev += 1
-        else:
-            s.heap[j] = s.heap[k]
-            j += 1
-    s.heap_n = j
-    heap_rebuild(s)
+        sk.flows[i] = a.part_flows[P][i]
+        sk.goodput[i] = a.gp[i]
+    if _take_events(s, P, sk) != 0:
+        return False
     sk.part = P
     sk.t0 = s.now
     sk.t1 = t_end
@@ -553,6 +706,7 @@ cdef void skip_try(Sim* s, int32_t P) noexcept nogil:
         s.fail = 1
     for i in range(nf):
         note_plan(s, sk.flows[i])
+    return True
 
 
 cdef int32_t skip_find(Sim* s, int32_t fi, Skip** out) noexcept nogil:
@@ -681,6 +835,7 @@ cdef void skip_end(Sim* s, int32_t slot, bint planned) noexcept nogil:
     cdef FlowWin* w
     cdef Port* pt
     cdef Event e
+    cdef bint follow
     if P < 0:
         return
     for i in range(sk.n_flows):
@@ -724,7 +879,10 @@ cdef void skip_end(Sim* s, int32_t slot, bint planned) noexcept nogil:
         for j in range(f.rpath_len):
             s.ports[s.paths[f.rpath_off + j]].tx_bytes += npk * s.p.ack_bytes
             s.ports[s.paths[f.rpath_off + j]].tx_packets += npk
+        # each packet: a transmission and an arrival per hop of data and ACK, and
+        # the NIC wake-ups that pacing cost per packet before the skip
         a.events_skipped += npk * 2 * (f.path_len + f.rpath_len)
+        a.events_skipped += <int64_t>(<double>npk * s.ports[s.paths[f.path_off]].wake_per_pkt + 0.5)
         a.bytes_skipped += B
     # packets waiting in the partition's queues, then its held events
     for i in range(s.n_ports):
@@ -745,6 +903,7 @@ cdef void skip_end(Sim* s, int32_t slot, bint planned) noexcept nogil:
             _shift_packet(s, &s.pkts[e.b], dt)
         if heap_push(s, e.t + dt, e.kind, e.a, e.b) != 0:
             s.fail = 1
+    follow = sk.memo and planned and _gp_reserve(s, a.part_nf[P]) == 0
     for i in range(sk.n_flows):
         f = &s.flows[sk.flows[i]]
         f.skip_shift = 0
@@ -752,6 +911,15 @@ cdef void skip_end(Sim* s, int32_t slot, bint planned) noexcept nogil:
             note_message(s, sk.flows[i])
         if sk.memo and planned:
             memo_set_state(s, sk.flows[i], &sk.memo_cc[4 * i])
+    if follow:                      # the stored steady goodputs, in partition order
+        for j in range(a.part_nf[P]):
+            fi = a.part_flows[P][j]
+            a.gp[j] = -1.0
+            for i in range(sk.n_flows):
+                if sk.flows[i] == fi:
+                    a.gp[j] = sk.memo_gp[i]
+            if a.gp[j] < 0:
+                follow = False
     sk.memo = 0
     sk.n_ev = 0
     sk.part = -1
@@ -764,9 +932,13 @@ cdef void skip_end(Sim* s, int32_t slot, bint planned) noexcept nogil:
                 switch_try_send(s, i)
             else:
                 nic_try_send(s, i)
+    if a.part_t[P] <= sk.t0:
+        a.part_t[P] += dt           # measured in the partition's own (shifted) time
     a.time_skipped += dt
     if not planned:
         a.skip_backs += 1
+    if follow:
+        memo_follow(s, P)
 
 
 cdef inline bint port_frozen(Sim* s, int32_t port) noexcept nogil:
@@ -791,11 +963,21 @@ cdef void skip_back_flow(Sim* s, int32_t fi) noexcept nogil:
 
 
 cdef void conn_resume(Sim* s, int32_t fi) noexcept nogil:
-    """A connection gets data again: its idle time is left out of its goodput."""
-    cdef FlowWin* w = &s.acc.win[fi]
+    """A connection gets data again: its idle time is left out of its goodput,
+    and its partition, which has one more sending flow, is looked up in the
+    memo like a newly formed one."""
+    cdef Accel* a = &s.acc
+    cdef FlowWin* w = &a.win[fi]
+    cdef int32_t P = a.part_of[fi]
     if w.idle_since >= 0:
         w.idle_total += s.now - w.idle_since
         w.idle_since = -1
+    if P >= 0:
+        a.part_ver[P] += 1
+        a.part_watch[P] = 0
+        part_epoch(s, P)
+        if a.memo:
+            memo_note(s, 0, P)
 
 
 cdef void memo_set_state(Sim* s, int32_t fi, double* v) noexcept nogil:
@@ -840,19 +1022,22 @@ cdef void memo_set_state(Sim* s, int32_t fi, double* v) noexcept nogil:
         w.steady = 1
         w.act_t = s.now
         w.act_una = f.snd_una
+        w.act_idl = w.idle_total
         w.act_n = w.n           # goodput is measured afresh, over a whole window, before the next skip
         w.need = L
 
 
-cdef int memo_start(Sim* s, int32_t P, int64_t dt, int32_t* flows, int64_t* nbytes, double* cc, int32_t n) noexcept nogil:
+cdef int memo_start(Sim* s, int32_t P, int64_t dt, int32_t* flows, int64_t* nbytes, double* cc, double* gp,
+                    int32_t n) noexcept nogil:
     """Apply a memoized convergence to partition P: a skip of ``dt`` in which
-    flow flows[i] advances nbytes[i], ending in the stored state.  Returns 0, or
-    -1 if the partition or the room left does not allow it."""
+    flow flows[i] advances nbytes[i], ending in the stored state (cc) and then
+    fast-forwarding at the stored steady goodputs (gp).  Returns 0, or -1 if the
+    partition or the room left does not allow it."""
     cdef Accel* a = &s.acc
     cdef int32_t i, slot = -1, fi
     cdef Skip* sk
     cdef Flow* f
-    cdef int64_t k, j
+    cdef int64_t j
     if P < 0 or P >= a.n_parts or a.part_skip[P] >= 0 or a.part_nf[P] != n or dt <= 0:
         return -1
     for i in range(n):
@@ -871,33 +1056,20 @@ cdef int memo_start(Sim* s, int32_t P, int64_t dt, int32_t* flows, int64_t* nbyt
         sk.goodput = <double*>realloc(sk.goodput, n * sizeof(double))
         sk.cap_flows = n
     sk.memo_cc = <double*>realloc(sk.memo_cc, 4 * (n if n > 0 else 1) * sizeof(double))
-    if sk.flows == NULL or sk.goodput == NULL or sk.memo_cc == NULL:
+    sk.memo_gp = <double*>realloc(sk.memo_gp, (n if n > 0 else 1) * sizeof(double))
+    if sk.flows == NULL or sk.goodput == NULL or sk.memo_cc == NULL or sk.memo_gp == NULL:
         s.fail = 1
         return -1
     sk.n_flows = n
     for i in range(n):
         sk.flows[i] = flows[i]
         sk.goodput[i] = (<double>nbytes[i] + 0.5) / <double>dt
+        sk.memo_gp[i] = gp[i]
         for j in range(4):
             sk.memo_cc[4 * i + j] = cc[4 * i + j]
     sk.memo = 1
-    sk.n_ev = 0
-    j = 0
-    for k in range(s.heap_n):
-        if _owned(s, &s.heap[k], P):
-            if sk.n_ev == sk.cap_ev:
-                sk.ev = <Event*>realloc(sk.ev, (sk.cap_ev * 2 + 64) * sizeof(Event))
-                if sk.ev == NULL:
-                    s.fail = 1
-                    return -1
-                sk.cap_ev = sk.cap_ev * 2 + 64
-            sk.ev[sk.n_ev] = s.heap[k]
-            sk.n_ev += 1
-        else:
-            s.heap[j] = s.heap[k]
-            j += 1
-    s.heap_n = j
-    heap_rebuild(s)
+    if _take_events(s, P, sk) != 0:
+        return -1
     sk.part = P
     sk.t0 = s.now
     sk.t1 = s.now + dt
@@ -919,3 +1091,4 @@ cdef inline void conn_idle(Sim* s, int32_t fi) noexcept nogil:
     cdef FlowWin* w = &s.acc.win[fi]
     if w.val != NULL and w.idle_since < 0:
         w.idle_since = s.now
+        part_epoch(s, s.acc.part_of[fi])

@@ -122,6 +122,9 @@ ctypedef struct Port:
     int64_t tx_packets  # cumulative packets transmitted
     int64_t wake_t      # host: time of the pending NIC wake-up, -1 if none
     int64_t wake_token  # host: token of the pending wake-up (stale events ignored)
+    int32_t wakes_pending  # host: wake-ups since the NIC last sent a data packet
+    double wake_per_pkt    # host: recent wake-ups per data packet (mean over ~1024 packets);
+                           # a fast-forward counts the wake-ups its skipped packets would have cost
     int32_t* qps        # host: queue pairs attached to this NIC, in arrival order
     int32_t nqps        # host: number of entries in qps
     int32_t cap_qps     # host: capacity of qps
@@ -270,6 +273,7 @@ ctypedef struct FlowWin:
     int64_t act_t       # time the flow last went from idle to sending, ps
     int64_t act_una     # snd_una at that moment
     int64_t act_n       # samples taken before that moment
+    int64_t act_idl     # idle_total at that moment
     int64_t need        # fresh samples required after act_n before the flow may be fast-forwarded
 
 ctypedef struct Skip:
@@ -289,6 +293,8 @@ ctypedef struct Skip:
     int32_t cap_flows   # capacity of flows / goodput
     uint8_t memo        # 1: a memoized convergence being applied
     double* memo_cc     # per flow: rate and 3 algorithm values to set when it completes
+    double* memo_gp     # per flow: the steady goodput that follows the convergence, bytes per ps
+                        # (a regular skip at these goodputs starts when the convergence ends)
 
 ctypedef struct Accel:
     uint8_t on          # accelerator enabled
@@ -311,6 +317,8 @@ ctypedef struct Accel:
     uint8_t* part_dirty # per partition: a flow left, split check pending
     int32_t* part_ver   # per partition: membership version (memo notices carry it)
     uint8_t* part_watch # per partition: report when it first becomes steady (memo miss)
+    int64_t* part_t     # per partition: when its set of sending flows last changed, ps (goodputs
+                        # are measured from then on; shifted with the partition's skips)
     uint8_t memo        # report partition formations for memoization
     int64_t* mnotes     # memo notices: rows (kind 0 formed / 1 steady, partition, version)
     int32_t n_mnotes    # rows used
@@ -326,6 +334,8 @@ ctypedef struct Accel:
     int32_t n_skips     # slots allocated
     int32_t* scratch    # BFS scratch (flows)
     int32_t scratch_cap
+    double* gp          # goodput scratch of skip_try / a memo skip's follow-on (per partition flow)
+    int32_t gp_cap      # capacity of gp
     uint8_t* mark       # per flow BFS mark
     int32_t flow_cap    # capacity of the per-flow arrays
     # statistics
@@ -339,6 +349,7 @@ ctypedef struct Accel:
     int64_t merges           # partition merges
     int64_t splits           # partition split checks
     int64_t memo_applied     # memoized convergences applied
+    int64_t memo_follows     # steady skips begun as soon as a memoized convergence ended
     int64_t rejects[6]       # partitions not fast-forwarded: pause, unsteady, no goodput, no room, too short, dirty
 
 ctypedef struct PfcRecord:

@@ -207,6 +207,8 @@ cdef void nic_try_send(Sim* s, int32_t port) noexcept nogil:
             f.max_sent = f.snd_nxt
         pt.rrlast = idx
         s.data_pkts += 1
+        pt.wake_per_pkt += (pt.wakes_pending - pt.wake_per_pkt) * (1.0 / 1024)
+        pt.wakes_pending = 0
         pt.tx_bytes += pkt.size
         start_tx(s, port, pk)
         f.last_pkt_size = pkt.size
@@ -662,6 +664,7 @@ cdef int run_loop(Sim* s, int64_t until, int32_t* user) noexcept nogil:
                 s.stale_events += 1
                 continue
             s.ports[e.a].wake_t = -1
+            s.ports[e.a].wakes_pending += 1
             nic_try_send(s, e.a)
         elif e.kind == EV_FLOW_START:
             flow_start(s, e.a)
@@ -763,8 +766,9 @@ cdef class Kernel:
             for i in range(s.acc.n_pool):
                 free(s.acc.pool[i])
             for i in range(s.acc.n_skips):
-                free(s.acc.skips[i].memo_cc)
-            free(s.acc.part_ver); free(s.acc.part_watch); free(s.acc.mnotes)
+                free(s.acc.skips[i].memo_cc); free(s.acc.skips[i].memo_gp)
+            free(s.acc.gp)
+            free(s.acc.part_ver); free(s.acc.part_watch); free(s.acc.part_t); free(s.acc.mnotes)
             free(s.acc.free_parts); free(s.acc.skips); free(s.acc.scratch); free(s.acc.part_dirty)
             free(s.acc.pool)
         free(s)
@@ -1220,23 +1224,40 @@ cdef class Kernel:
         if 0 <= P < a.n_parts and a.part_ver[P] == version:
             a.part_watch[P] = 1
 
-    def memo_apply(self, int32_t P, int64_t dt, list flows, list nbytes, list cc):
+    def memo_apply(self, int32_t P, int64_t dt, list flows, list nbytes, list cc, list goodput):
         """Apply a stored convergence (see memo_start); returns True if applied."""
         cdef int32_t n = len(flows), i, r
         cdef int32_t* fl = <int32_t*>malloc((n + 1) * sizeof(int32_t))
         cdef int64_t* nb = <int64_t*>malloc((n + 1) * sizeof(int64_t))
         cdef double* cv = <double*>malloc((4 * n + 1) * sizeof(double))
-        if fl == NULL or nb == NULL or cv == NULL:
-            free(fl); free(nb); free(cv)
+        cdef double* gp = <double*>malloc((n + 1) * sizeof(double))
+        if fl == NULL or nb == NULL or cv == NULL or gp == NULL:
+            free(fl); free(nb); free(cv); free(gp)
             raise MemoryError()
         for i in range(n):
             fl[i] = flows[i]
             nb[i] = nbytes[i]
+            gp[i] = goodput[i]
             for k in range(4):
                 cv[4 * i + k] = cc[i][k]
-        r = memo_start(self.s, P, dt, fl, nb, cv, n)
-        free(fl); free(nb); free(cv)
+        r = memo_start(self.s, P, dt, fl, nb, cv, gp, n)
+        free(fl); free(nb); free(cv); free(gp)
         return r == 0
+
+    def steady_goodput(self, int32_t fi):
+        """The goodput (bytes per ps) a fast-forward of flow fi's partition uses
+        now: its skip's, or else the one its window measures (0 if none)."""
+        cdef Sim* s = self.s
+        cdef Skip* sk = NULL
+        cdef int32_t i
+        if not s.acc.on or fi < 0 or fi >= s.n_flows or not s.acc.active[fi]:
+            return 0.0
+        i = skip_find(s, fi, &sk)
+        if i >= 0:
+            return sk.goodput[i]
+        if s.acc.win[fi].val == NULL or s.acc.win[fi].n < s.acc.l:
+            return 0.0
+        return _goodput(s, fi)
 
     def cc_vector(self, int32_t fi):
         """(rate, and the 3 algorithm values memo entries store) of one flow."""
@@ -1337,6 +1358,7 @@ cdef class Kernel:
             "partition_merges": s.acc.merges,
             "partition_splits": s.acc.splits,
             "memo_applied": s.acc.memo_applied,
+            "memo_follows": s.acc.memo_follows,
             "skip_rejects": {name: s.acc.rejects[k] for k, name in enumerate(
                 ("pfc", "unsteady", "no_goodput", "no_room", "too_short", "split_check"))},
             "max_queue_bytes": s.max_qbytes,

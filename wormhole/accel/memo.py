@@ -1,15 +1,18 @@
 """Memoized convergence (the Wormhole method's database).
 
-When a partition forms, its flow conflict graph (vertex = flow, coloured by
-its quantized rate, its path's bottleneck rate and its hop count; edge weight
-= number of directed ports two flows share) is canonicalised with pynauty; the
+When a partition forms, the conflict graph of its sending flows (vertex =
+flow, coloured by its quantized rate, its path's bottleneck rate and its hop
+count; edge weight = number of directed ports two flows share) is canonicalised with pynauty; the
 key adds what changes the outcome beyond the graph: the congestion-control
 algorithm and its parameters.  On a miss the partition is watched until it
 becomes steady, then the convergence is stored: its duration, the bytes each
 flow moved meanwhile and each flow's end rate and congestion-control state, in
 canonical vertex order.  On a hit the stored convergence is applied through the
 canonical relabelling (the kernel fast-forwards the partition by the stored
-duration and sets the stored state).
+duration and sets the stored state), and the partition then fast-forwards at
+the steady goodputs measured when the entry was stored.  A connection that gets
+data again after an idle spell adds a sending flow to its partition, which is
+looked up as a newly formed one.
 """
 import hashlib
 import json
@@ -20,8 +23,13 @@ import pynauty
 
 from ..errors import WormholeError
 
-MEMO_VERSION = 2       # 2: a flow's colour tells whether it has data to send
+MEMO_VERSION = 3       # 3: the graph of the sending flows only; entries hold steady goodputs
 MAX_FLOWS = 64          # larger partitions are not memoized (canonical labelling cost)
+
+
+def sending(net, f):
+    """Whether flow (or connection) f has data left to send."""
+    return net.flow(f).size > net._kernel.snd_una(f)
 
 
 def conflict_graph(net, flows):
@@ -34,8 +42,7 @@ def conflict_graph(net, flows):
         bottleneck = min(int(fab.port_rate[p]) for p in path)
         rate = net._kernel.cc_vector(f)[0]
         q = int(round(32 * rate / bottleneck)) if bottleneck else 0     # rate in 1/32 of the bottleneck
-        sending = int(net.flow(f).size > net._kernel.snd_una(f))           # an idle connection sends nothing
-        colours.append((q, bottleneck, len(path), sending))
+        colours.append((q, bottleneck, len(path)))
     edges = {}
     for i in range(len(flows)):
         for j in range(i + 1, len(flows)):
@@ -135,15 +142,31 @@ class Memo:
             else:
                 self._steady(part, version, flows)
 
-    def _formed(self, part, version, flows):
-        k = self.net._kernel
-        colours, edges = conflict_graph(self.net, flows)
+    def key(self, flows):
+        """(key, sending flows in canonical order, idle flows) of a partition's
+        flows; key None if none of them is sending."""
+        active = [f for f in flows if sending(self.net, f)]
+        idle = [f for f in flows if f not in set(active)]
+        if not active:
+            return None, [], idle
+        colours, edges = conflict_graph(self.net, active)
         key, order = canonical_key(colours, edges, self.extra)
-        canon = [flows[v] for v in order]
+        return key, [active[v] for v in order], idle
+
+    def _formed(self, part, version, flows):
+        """The graph is that of the partition's sending flows: an idle connection
+        has nothing in flight and no part in the convergence (it keeps its state;
+        if it gets data during the replay, that ends the replay)."""
+        k = self.net._kernel
+        key, canon, idle = self.key(flows)
+        if key is None:
+            return
         value = self.db.get(key)
         if value is not None:
-            ok = k.memo_apply(part, int(value["dt"]), canon, [int(b) for b in value["bytes"]],
-                              [list(c) for c in value["cc"]])
+            ok = k.memo_apply(part, int(value["dt"]), canon + idle,
+                              [int(b) for b in value["bytes"]] + [0] * len(idle),
+                              [list(c) for c in value["cc"]] + [[0, 0.0, 0.0, 0]] * len(idle),
+                              [float(g) for g in value["goodput"]] + [0.0] * len(idle))
             if ok:
                 self.hits += 1
                 return
@@ -161,6 +184,7 @@ class Memo:
         if dt <= 0:
             return
         value = {"dt": dt, "bytes": [k.snd_una(f) - u for f, u in zip(canon, una0)],
-                 "cc": [list(k.cc_vector(f)) for f in canon]}
+                 "cc": [list(k.cc_vector(f)) for f in canon],
+                 "goodput": [k.steady_goodput(f) for f in canon]}
         self.db.put(key, value)
         self.stored += 1
