@@ -274,6 +274,8 @@ cdef void part_activate(Sim* s, int32_t fi) noexcept nogil:
         p = a.port_part[ports[i]]
         if p >= 0 and a.part_skip[p] >= 0:
             skip_end(s, a.part_skip[p], False)
+        if p >= 0:
+            mirrors_end(s, p)
     for i in range(n):
         p = a.port_part[ports[i]]
         if p >= 0 and (best < 0 or a.part_nf[p] > a.part_nf[best]):
@@ -322,6 +324,7 @@ cdef void part_deactivate(Sim* s, int32_t fi) noexcept nogil:
     if not a.active[fi]:
         return
     P = a.part_of[fi]
+    mirrors_end(s, P)
     _flow_ports(s, fi, &ports, &n)
     for i in range(n):
         _remove(a.port_flows[ports[i]], &a.port_nf[ports[i]], fi)
@@ -353,6 +356,7 @@ cdef void part_split(Sim* s, int32_t P) noexcept nogil:
     cdef int32_t np_
     a.part_dirty[P] = 0
     a.splits += 1
+    mirrors_end(s, P)
     if a.part_nf[P] == 0:
         return
     if a.scratch_cap < a.part_nf[P]:
@@ -487,7 +491,7 @@ cdef double _steady_goodput(Sim* s, int32_t fi) noexcept nogil:
     cdef int64_t L = a.l, k0, km, m, ta, ua, ia
     cdef double g, g1, g2
     k0 = _measure_from(s, fi, &ta, &ua, &ia)
-    if w.n - k0 < L // 16 or w.n - k0 < 2:
+    if w.n - k0 < L // 4 or w.n - k0 < 2:
         return 0.0                  # too few samples to tell
     km = (k0 + w.n) // 2
     m = km % L
@@ -727,10 +731,15 @@ cdef int32_t skip_find(Sim* s, int32_t fi, Skip** out) noexcept nogil:
     return -1
 
 
-cdef inline int64_t skip_bytes(Sim* s, Skip* sk, int32_t i, int64_t dt) noexcept nogil:
-    """Whole packets flow sk.flows[i] has advanced after ``dt`` of its skip."""
+cdef int64_t skip_bytes(Sim* s, Skip* sk, int32_t i, int64_t dt) noexcept nogil:
+    """Whole packets flow sk.flows[i] has advanced after ``dt`` of its skip (in
+    a mirror: what the leader's flow has advanced since the mirror began)."""
     cdef Flow* f = &s.flows[sk.flows[i]]
-    cdef int64_t B = <int64_t>(sk.goodput[i] * <double>dt) // s.p.mtu * s.p.mtu
+    cdef int64_t B
+    if sk.mirror:
+        B = 0 if sk.lead_flows[i] < 0 else (virt_una(s, sk.lead_flows[i]) - sk.lead_una0[i]) // s.p.mtu * s.p.mtu
+    else:
+        B = <int64_t>(sk.goodput[i] * <double>dt) // s.p.mtu * s.p.mtu
     if B > f.size - f.snd_nxt:
         B = (f.size - f.snd_nxt) // s.p.mtu * s.p.mtu
     return B if B > 0 else 0
@@ -909,7 +918,7 @@ cdef void skip_end(Sim* s, int32_t slot, bint planned) noexcept nogil:
         f.skip_shift = 0
         if f.persistent and f.msg_end >= 0 and f.snd_una >= f.msg_end:
             note_message(s, sk.flows[i])
-        if sk.memo and planned:
+        if sk.memo and (planned or sk.mirror):
             memo_set_state(s, sk.flows[i], &sk.memo_cc[4 * i])
     if follow:                      # the stored steady goodputs, in partition order
         for j in range(a.part_nf[P]):
@@ -921,6 +930,9 @@ cdef void skip_end(Sim* s, int32_t slot, bint planned) noexcept nogil:
             if a.gp[j] < 0:
                 follow = False
     sk.memo = 0
+    if sk.mirror:
+        sk.mirror = 0
+        a.n_mirroring -= 1
     sk.n_ev = 0
     sk.part = -1
     sk.token += 1
@@ -973,6 +985,7 @@ cdef void conn_resume(Sim* s, int32_t fi) noexcept nogil:
         w.idle_total += s.now - w.idle_since
         w.idle_since = -1
     if P >= 0:
+        mirrors_end(s, P)
         a.part_ver[P] += 1
         a.part_watch[P] = 0
         part_epoch(s, P)
@@ -1092,3 +1105,146 @@ cdef inline void conn_idle(Sim* s, int32_t fi) noexcept nogil:
     if w.val != NULL and w.idle_since < 0:
         w.idle_since = s.now
         part_epoch(s, s.acc.part_of[fi])
+        mirrors_end(s, s.acc.part_of[fi])
+
+
+# ---------------------------------------------------------------- mirrors
+
+cdef void cc_vector(Sim* s, int32_t fi, double* v) noexcept nogil:
+    """The flow's rate and the 3 algorithm values that memo entries store (and
+    memo_set_state sets)."""
+    v[0] = s.flows[fi].rate
+    v[1] = 0.0
+    v[2] = 0.0
+    v[3] = 0.0
+    if s.cc.kind == CC_HPCC:
+        v[1] = s.hpcc[fi].cur_rate
+        v[2] = s.hpcc[fi].u
+        v[3] = s.hpcc[fi].inc_stage
+    elif s.cc.kind == CC_DCQCN:
+        v[1] = s.dcqcn[fi].target_rate
+        v[2] = s.dcqcn[fi].alpha
+        v[3] = s.dcqcn[fi].rp_stage
+    elif s.cc.kind == CC_TIMELY:
+        v[1] = s.timely[fi].cur_rate
+        v[2] = s.timely[fi].rtt_diff
+        v[3] = s.timely[fi].inc_stage
+    elif s.cc.kind == CC_DCTCP:
+        v[1] = s.dctcp[fi].alpha
+
+
+cdef int mirror_start(Sim* s, int32_t P, int32_t lead, int32_t* flows, int32_t* lead_flows,
+                      int32_t n) noexcept nogil:
+    """Partition P formed at the same moment as partition ``lead``, with an
+    isomorphic graph and flows in the same state (flows[i] like lead_flows[i];
+    -1 for an idle connection): P is held as a skip whose flows advance as the
+    leader's do, until the leader converges (mirror_finish) or changes
+    (mirrors_end).  Returns 0, or -1 if the partitions do not allow it."""
+    cdef Accel* a = &s.acc
+    cdef int32_t i, slot, fi
+    cdef Skip* sk
+    if (P < 0 or P >= a.n_parts or lead < 0 or lead >= a.n_parts or P == lead or a.part_skip[P] >= 0
+            or a.part_nf[P] != n or a.part_dirty[P] or a.part_dirty[lead]):
+        return -1
+    for i in range(n):
+        fi = flows[i]
+        if fi < 0 or fi >= s.n_flows or not a.active[fi] or a.part_of[fi] != P:
+            return -1
+        fi = lead_flows[i]
+        if fi >= s.n_flows or (fi >= 0 and (not a.active[fi] or a.part_of[fi] != lead)):
+            return -1
+    slot = skip_slot(s)
+    if slot < 0:
+        return -1
+    sk = &a.skips[slot]
+    if sk.cap_flows < n:
+        sk.flows = <int32_t*>realloc(sk.flows, n * sizeof(int32_t))
+        sk.goodput = <double*>realloc(sk.goodput, n * sizeof(double))
+        sk.cap_flows = n
+    sk.memo_cc = <double*>realloc(sk.memo_cc, 4 * (n if n > 0 else 1) * sizeof(double))
+    sk.memo_gp = <double*>realloc(sk.memo_gp, (n if n > 0 else 1) * sizeof(double))
+    sk.lead_flows = <int32_t*>realloc(sk.lead_flows, (n if n > 0 else 1) * sizeof(int32_t))
+    sk.lead_una0 = <int64_t*>realloc(sk.lead_una0, (n if n > 0 else 1) * sizeof(int64_t))
+    if (sk.flows == NULL or sk.goodput == NULL or sk.memo_cc == NULL or sk.memo_gp == NULL
+            or sk.lead_flows == NULL or sk.lead_una0 == NULL):
+        s.fail = 1
+        return -1
+    sk.n_flows = n
+    for i in range(n):
+        sk.flows[i] = flows[i]
+        sk.goodput[i] = 0.0             # no planned message notes: the leader's tell (mirrors_end)
+        sk.lead_flows[i] = lead_flows[i]
+        sk.lead_una0[i] = virt_una(s, lead_flows[i]) if lead_flows[i] >= 0 else 0
+    sk.memo = 1
+    sk.mirror = 1
+    sk.lead_part = lead
+    sk.lead_ver = a.part_ver[lead]
+    if _take_events(s, P, sk) != 0:
+        return -1
+    sk.part = P
+    sk.t0 = s.now
+    sk.t1 = INT64_MAX_ACC
+    sk.t_limit = INT64_MAX_ACC
+    sk.token += 1
+    a.part_skip[P] = slot
+    a.skips_started += 1
+    sk.note_token = a.skips_started
+    a.mirrors += 1
+    a.n_mirroring += 1
+    return 0
+
+
+cdef void _mirror_state(Sim* s, Skip* sk) noexcept nogil:
+    """The state a mirror ends in: its leader's flows' congestion-control state
+    (and their NICs' pacing record, which counts the skipped wake-ups)."""
+    cdef int32_t i, k
+    cdef Flow* f
+    cdef Flow* g
+    for i in range(sk.n_flows):
+        if sk.lead_flows[i] >= 0:
+            cc_vector(s, sk.lead_flows[i], &sk.memo_cc[4 * i])
+            f = &s.flows[sk.flows[i]]
+            g = &s.flows[sk.lead_flows[i]]
+            s.ports[s.paths[f.path_off]].wake_per_pkt = s.ports[s.paths[g.path_off]].wake_per_pkt
+        else:
+            for k in range(4):
+                sk.memo_cc[4 * i + k] = 0.0
+
+
+cdef void mirrors_end(Sim* s, int32_t P) noexcept nogil:
+    """Partition P is about to change (its flows, or a message of theirs ends):
+    the partitions mirroring it end now, in its current state."""
+    cdef Accel* a = &s.acc
+    cdef int32_t i
+    if a.n_mirroring == 0 or P < 0:
+        return
+    for i in range(a.n_skips):
+        if a.skips[i].part >= 0 and a.skips[i].mirror and a.skips[i].lead_part == P:
+            _mirror_state(s, &a.skips[i])
+            skip_end(s, i, False)
+
+
+cdef int32_t mirror_finish(Sim* s, int32_t lead) noexcept nogil:
+    """The leader has converged: its mirrors end as a replayed convergence would
+    (its state), then fast-forward at its steady goodputs.  Returns how many."""
+    cdef Accel* a = &s.acc
+    cdef int32_t i, j, k, lf, done = 0
+    cdef Skip* sk
+    cdef Skip* lsk = NULL
+    if a.n_mirroring == 0 or lead < 0:
+        return 0
+    for i in range(a.n_skips):
+        sk = &a.skips[i]
+        if sk.part < 0 or not sk.mirror or sk.lead_part != lead:
+            continue
+        _mirror_state(s, sk)
+        for j in range(sk.n_flows):
+            lf = sk.lead_flows[j]
+            sk.memo_gp[j] = 0.0
+            if lf >= 0:
+                k = skip_find(s, lf, &lsk)
+                sk.memo_gp[j] = lsk.goodput[k] if k >= 0 else _steady_goodput(s, lf)
+        a.mirrors_done += 1
+        done += 1
+        skip_end(s, i, True)
+    return done

@@ -295,6 +295,12 @@ ctypedef struct Skip:
     double* memo_cc     # per flow: rate and 3 algorithm values to set when it completes
     double* memo_gp     # per flow: the steady goodput that follows the convergence, bytes per ps
                         # (a regular skip at these goodputs starts when the convergence ends)
+    uint8_t mirror      # 1: the partition mirrors a twin that formed at the same moment in the
+                        # same state and is simulated in its place (memo: the twin's convergence)
+    int32_t lead_part   # the twin (leader) partition
+    int32_t lead_ver    # its version when the mirror began
+    int32_t* lead_flows # per flow: the leader's flow it mirrors (-1: none, an idle connection)
+    int64_t* lead_una0  # per flow: that flow's snd_una when the mirror began
 
 ctypedef struct Accel:
     uint8_t on          # accelerator enabled
@@ -350,6 +356,9 @@ ctypedef struct Accel:
     int64_t splits           # partition split checks
     int64_t memo_applied     # memoized convergences applied
     int64_t memo_follows     # steady skips begun as soon as a memoized convergence ended
+    int64_t mirrors          # partitions that mirrored a simulated twin
+    int64_t mirrors_done     # mirrors that lasted until their twin converged
+    int32_t n_mirroring      # mirrors in progress
     int64_t rejects[6]       # partitions not fast-forwarded: pause, unsteady, no goodput, no room, too short, dirty
 
 ctypedef struct PfcRecord:

@@ -451,6 +451,8 @@ cdef void note_message(Sim* s, int32_t fi) noexcept nogil:
         s.fail = 1
         return
     s.flows[fi].msg_end = -1        # Python sets the next one
+    if s.acc.on and s.acc.n_mirroring > 0:
+        mirrors_end(s, s.acc.part_of[fi])     # partitions mirroring this one part ways here
 
 
 cdef void host_receive_ack(Sim* s, int32_t pk) noexcept nogil:
@@ -767,6 +769,7 @@ cdef class Kernel:
                 free(s.acc.pool[i])
             for i in range(s.acc.n_skips):
                 free(s.acc.skips[i].memo_cc); free(s.acc.skips[i].memo_gp)
+                free(s.acc.skips[i].lead_flows); free(s.acc.skips[i].lead_una0)
             free(s.acc.gp)
             free(s.acc.part_ver); free(s.acc.part_watch); free(s.acc.part_t); free(s.acc.mnotes)
             free(s.acc.free_parts); free(s.acc.skips); free(s.acc.scratch); free(s.acc.part_dirty)
@@ -1261,17 +1264,41 @@ cdef class Kernel:
 
     def cc_vector(self, int32_t fi):
         """(rate, and the 3 algorithm values memo entries store) of one flow."""
-        cdef Sim* s = self.s
-        cdef Flow* f = &s.flows[fi]
-        if s.cc.kind == CC_HPCC:
-            return (f.rate, s.hpcc[fi].cur_rate, s.hpcc[fi].u, s.hpcc[fi].inc_stage)
-        if s.cc.kind == CC_DCQCN:
-            return (f.rate, s.dcqcn[fi].target_rate, s.dcqcn[fi].alpha, s.dcqcn[fi].rp_stage)
-        if s.cc.kind == CC_TIMELY:
-            return (f.rate, s.timely[fi].cur_rate, s.timely[fi].rtt_diff, s.timely[fi].inc_stage)
-        if s.cc.kind == CC_DCTCP:
-            return (f.rate, s.dctcp[fi].alpha, 0.0, 0)
-        return (f.rate, 0.0, 0.0, 0)
+        cdef double v[4]
+        cc_vector(self.s, fi, v)
+        if self.s.cc.kind == CC_HPCC or self.s.cc.kind == CC_TIMELY or self.s.cc.kind == CC_DCQCN:
+            return (int(v[0]), int(v[1]), v[2], int(v[3]))
+        if self.s.cc.kind == CC_DCTCP:
+            return (int(v[0]), v[1], 0.0, 0)
+        return (int(v[0]), 0.0, 0.0, 0)
+
+    def remaining(self, int32_t fi):
+        """(bytes posted and not yet acknowledged, bytes to the end of the current
+        message or -1) of one flow or connection."""
+        cdef Flow* f = &self.s.flows[fi]
+        una = virt_una(self.s, fi) if self.s.acc.on else f.snd_una
+        return (f.size - una, f.msg_end - una if f.msg_end >= 0 else -1)
+
+    def mirror_start(self, int32_t P, int32_t lead, list flows, list lead_flows):
+        """Hold partition P as a mirror of its twin ``lead`` (see mirror_start);
+        True if it was started."""
+        cdef int32_t n = len(flows), i, r
+        cdef int32_t* fl = <int32_t*>malloc((n + 1) * sizeof(int32_t))
+        cdef int32_t* lf = <int32_t*>malloc((n + 1) * sizeof(int32_t))
+        if fl == NULL or lf == NULL:
+            free(fl); free(lf)
+            raise MemoryError()
+        for i in range(n):
+            fl[i] = flows[i]
+            lf[i] = lead_flows[i]
+        r = mirror_start(self.s, P, lead, fl, lf, n)
+        free(fl); free(lf)
+        return r == 0
+
+    def mirror_finish(self, int32_t lead):
+        """The twin ``lead`` has converged: end its mirrors in its state and fast-
+        forward them at its goodputs; returns how many."""
+        return mirror_finish(self.s, lead)
 
     def partitions(self):
         """Current partitions: lists of active flow ids (empty if the accelerator is off)."""
@@ -1359,6 +1386,8 @@ cdef class Kernel:
             "partition_splits": s.acc.splits,
             "memo_applied": s.acc.memo_applied,
             "memo_follows": s.acc.memo_follows,
+            "memo_mirrors": s.acc.mirrors,
+            "memo_mirrors_done": s.acc.mirrors_done,
             "skip_rejects": {name: s.acc.rejects[k] for k, name in enumerate(
                 ("pfc", "unsteady", "no_goodput", "no_room", "too_short", "split_check"))},
             "max_queue_bytes": s.max_qbytes,

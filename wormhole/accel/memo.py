@@ -126,7 +126,9 @@ class Memo:
         self.extra = json.dumps([c.cc, c.rate_ai, c.rate_hai, c.min_rate, c.u_target, c.mi_thresh, c.fast_react,
                                  c.ewma_gain, c.rp_timer, c.alpha_resume_interval, c.rate_decrease_interval,
                                  c.has_win, c.var_win, c.mtu, c.steady_theta, c.steady_window])
-        self.pending = {}
+        self.pending = {}       # partition -> (version, key, canonical flows, t0, their snd_una)
+        self.forming = {}       # key -> partition of a pending miss that formed at forming_t
+        self.forming_t = -1
         self.hits = 0
         self.misses = 0
         self.stored = 0
@@ -170,9 +172,31 @@ class Memo:
             if ok:
                 self.hits += 1
                 return
+        if self._mirror(part, key, canon, idle):
+            return
         self.misses += 1
         self.pending[part] = (version, key, canon, self.net.now, [k.snd_una(f) for f in canon])
+        if self.forming_t != self.net.now:
+            self.forming.clear()            # twins form at the same moment
+            self.forming_t = self.net.now
+        self.forming[key] = part
         k.watch_partition(part, version)
+
+    def _mirror(self, part, key, canon, idle):
+        """A partition that forms at the same moment as a pending one (a miss
+        being simulated), with the same key and its flows in exactly the same
+        state (congestion control, data left, message ends), evolves as that twin
+        does: it is held and follows it rather than being simulated too."""
+        k = self.net._kernel
+        lead = self.forming.get(key) if self.forming_t == self.net.now else None
+        p = self.pending.get(lead)
+        if p is None or p[1] != key or k.partition_members(lead)[0] != p[0]:
+            return False
+        lead_canon = p[2]
+        for f, g in zip(canon, lead_canon):
+            if k.cc_vector(f) != k.cc_vector(g) or k.remaining(f) != k.remaining(g):
+                return False
+        return k.mirror_start(part, lead, canon + idle, lead_canon + [-1] * len(idle))
 
     def _steady(self, part, version, flows):
         p = self.pending.pop(part, None)
@@ -188,3 +212,4 @@ class Memo:
                  "goodput": [k.steady_goodput(f) for f in canon]}
         self.db.put(key, value)
         self.stored += 1
+        k.mirror_finish(part)
