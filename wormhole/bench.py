@@ -220,6 +220,8 @@ def run_workload(args, keep=None):
                 "partition_merges": st.get("partition_merges", 0), "partition_splits": st.get("partition_splits", 0),
                 "memo_hits": st.get("memo_hits", 0), "memo_misses": st.get("memo_misses", 0),
                 "memo_entries": st.get("memo_entries", 0), "memo_db_bytes": st.get("memo_db_bytes", 0),
+                "memo_mirrors": st.get("memo_mirrors", 0), "memo_mirrors_done": st.get("memo_mirrors_done", 0),
+                "memo_follows": st.get("memo_follows", 0),
                 "time_skipped_ps": st.get("time_skipped_ps", 0),
                 "events_per_second": round(st["events"] / wall) if wall > 0 else 0,
                 "flows": st["flows"], "messages": len(net._messages), "pfc_pauses": st["pfc_pauses"],
@@ -244,9 +246,10 @@ def _print_report(rep):
         100 * rep["events_skipped"] / max(1, rep["events"] + rep["events_skipped"]), rep["events_per_second"] / 1e6)]
     if rep["mode"] == "accelerated":
         lines.append("accelerator %d skips (%d skip-backs), %d steady periods, %d merges / %d split checks, "
-                     "memo %d hits / %d misses (%d entries)" % (
+                     "memo %d hits / %d misses (%d entries), %d twins mirrored (%d to convergence)" % (
                          rep["skips"], rep["skip_backs"], rep["steady_periods"], rep["partition_merges"],
-                         rep["partition_splits"], rep["memo_hits"], rep["memo_misses"], rep["memo_entries"]))
+                         rep["partition_splits"], rep["memo_hits"], rep["memo_misses"], rep["memo_entries"],
+                         rep["memo_mirrors"], rep["memo_mirrors_done"]))
     print("\n".join(lines))
 
 

@@ -310,8 +310,11 @@ cdef void part_activate(Sim* s, int32_t fi) noexcept nogil:
     a.part_watch[best] = 0
     if a.memo:
         memo_note(s, 0, best)
-    if a.win[fi].val == NULL or s.flows[fi].persistent:
-        win_alloc(s, fi)
+    # a flow too short to fill a window (one sample per ACK, at most one ACK per
+    # packet) can never be steady: it keeps no window and costs nothing per ACK
+    if s.flows[fi].persistent or s.flows[fi].size >= a.l * <int64_t>s.p.mtu:
+        if a.win[fi].val == NULL or s.flows[fi].persistent:
+            win_alloc(s, fi)
     part_epoch(s, best)
 
 
@@ -947,8 +950,9 @@ cdef void skip_end(Sim* s, int32_t slot, bint planned) noexcept nogil:
     if a.part_t[P] <= sk.t0:
         a.part_t[P] += dt           # measured in the partition's own (shifted) time
     a.time_skipped += dt
-    if not planned:
+    if not planned and not sk.parted:
         a.skip_backs += 1
+    sk.parted = 0
     if follow:
         memo_follow(s, P)
 
@@ -1221,6 +1225,7 @@ cdef void mirrors_end(Sim* s, int32_t P) noexcept nogil:
     for i in range(a.n_skips):
         if a.skips[i].part >= 0 and a.skips[i].mirror and a.skips[i].lead_part == P:
             _mirror_state(s, &a.skips[i])
+            a.skips[i].parted = 1
             skip_end(s, i, False)
 
 

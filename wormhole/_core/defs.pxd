@@ -301,6 +301,7 @@ ctypedef struct Skip:
     int32_t lead_ver    # its version when the mirror began
     int32_t* lead_flows # per flow: the leader's flow it mirrors (-1: none, an idle connection)
     int64_t* lead_una0  # per flow: that flow's snd_una when the mirror began
+    uint8_t parted      # 1: ended because the leader changed (not a skip-back)
 
 ctypedef struct Accel:
     uint8_t on          # accelerator enabled

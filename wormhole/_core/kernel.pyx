@@ -479,7 +479,7 @@ cdef void host_receive_ack(Sim* s, int32_t pk) noexcept nogil:
     if s.cc.kind != CC_NONE:
         cc_on_ack(s, fi, pk)
     pkt_free(s, pk)
-    if s.acc.on and s.acc.active[fi]:
+    if s.acc.on and s.acc.active[fi] and s.acc.win[fi].val != NULL:
         win_push(s, fi, f.rate)
         if f.persistent and f.snd_una >= f.size:
             conn_idle(s, fi)
