@@ -850,6 +850,8 @@ cdef void skip_end(Sim* s, int32_t slot, bint planned) noexcept nogil:
     cdef bint follow
     if P < 0:
         return
+    if sk.mirror:
+        _mirror_state(s, sk)        # however it ends, a mirror takes its leader's state
     for i in range(sk.n_flows):
         fi = sk.flows[i]
         f = &s.flows[fi]
@@ -1224,7 +1226,6 @@ cdef void mirrors_end(Sim* s, int32_t P) noexcept nogil:
         return
     for i in range(a.n_skips):
         if a.skips[i].part >= 0 and a.skips[i].mirror and a.skips[i].lead_part == P:
-            _mirror_state(s, &a.skips[i])
             a.skips[i].parted = 1
             skip_end(s, i, False)
 
@@ -1242,7 +1243,6 @@ cdef int32_t mirror_finish(Sim* s, int32_t lead) noexcept nogil:
         sk = &a.skips[i]
         if sk.part < 0 or not sk.mirror or sk.lead_part != lead:
             continue
-        _mirror_state(s, sk)
         for j in range(sk.n_flows):
             lf = sk.lead_flows[j]
             sk.memo_gp[j] = 0.0
