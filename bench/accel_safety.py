@@ -5,7 +5,7 @@
    a k=4 fat-tree: full and accelerated runs of the same flows, wall-clock
    medians, whether fct.txt is identical and how many fast-forwards happened.
    The accelerator must cost at most 10% here and add no error.
-2. gpt13b on 16 GPUs twice with the same --memo-db file: memo hits, events
+2. gpt13b on 32 GPUs (TP8, PP2) twice with the same --memo-db file: memo hits, events
    and wall-clock of each run, and the iteration times.
 
     python bench/accel_safety.py [--flows 3000] [--repeat 3] [--cc hpcc]
@@ -46,8 +46,8 @@ def run_short(flows, cc, accelerate):
 
 
 def memo_run(db):
-    args = _workload_parser().parse_args(["gpt13b", "--gpus", "16", "--chunk-mb", "4", "--no-progress",
-                                          "--memo-db", db])
+    args = _workload_parser().parse_args(["gpt13b", "--gpus", "32", "--pp", "2", "--micro-batches", "4",
+                                          "--chunk-mb", "4", "--no-progress", "--memo-db", db])
     return run_workload(args, {})
 
 
