@@ -7,7 +7,9 @@
 #
 # Steady test: per flow, a window of the last l rate samples (one per ACK) with
 # monotonic deques: steady when (max - min) / mean < theta.  A partition is
-# steady when all its flows are.
+# steady when all its flows are, and each flow's goodput, measured since the
+# partition's set of sending flows last changed (over at least l/4 samples),
+# agrees between the two halves of that span within theta.
 #
 # Fast-forward: a steady partition jumps to its next interrupt (the earliest
 # time one of its flows would reach the end of its current message at its
@@ -17,6 +19,11 @@
 # time, every flow has advanced by its goodput times that time at sender,
 # receiver and in flight, queues keep their occupancy, port byte counters
 # (INT) advance by what the ports would have sent.
+#
+# Memo skips (memo_start) replay a stored convergence, then fast-forward at
+# the stored goodputs (memo_follow).  Mirrors (mirror_start) hold a partition
+# that formed together with an identical twin and advance it as the twin
+# advances, until the twin converges (mirror_finish) or changes (mirrors_end).
 
 from libc.math cimport fabs
 from libc.stdlib cimport qsort

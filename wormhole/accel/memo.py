@@ -2,9 +2,9 @@
 
 When a partition forms, the conflict graph of its sending flows (vertex =
 flow, coloured by its quantized rate, its path's bottleneck rate and its hop
-count; edge weight = number of directed ports two flows share) is canonicalised with pynauty; the
-key adds what changes the outcome beyond the graph: the congestion-control
-algorithm and its parameters.  On a miss the partition is watched until it
+count; edge weight = number of directed ports two flows share) is
+canonicalised with pynauty; the key adds what changes the outcome beyond the
+graph: the congestion-control algorithm and its parameters.  On a miss the partition is watched until it
 becomes steady, then the convergence is stored: its duration, the bytes each
 flow moved meanwhile and each flow's end rate and congestion-control state, in
 canonical vertex order.  On a hit the stored convergence is applied through the
@@ -12,7 +12,8 @@ canonical relabelling (the kernel fast-forwards the partition by the stored
 duration and sets the stored state), and the partition then fast-forwards at
 the steady goodputs measured when the entry was stored.  A connection that gets
 data again after an idle spell adds a sending flow to its partition, which is
-looked up as a newly formed one.
+looked up as a newly formed one.  Partitions that form at the same moment as
+a pending miss with the same key and the same state mirror it (Memo._mirror).
 """
 import hashlib
 import json
@@ -148,7 +149,8 @@ class Memo:
         """(key, sending flows in canonical order, idle flows) of a partition's
         flows; key None if none of them is sending."""
         active = [f for f in flows if sending(self.net, f)]
-        idle = [f for f in flows if f not in set(active)]
+        busy = set(active)
+        idle = [f for f in flows if f not in busy]
         if not active:
             return None, [], idle
         colours, edges = conflict_graph(self.net, active)
