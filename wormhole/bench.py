@@ -186,7 +186,7 @@ def run_workload(args, keep=None):
     if not args.no_progress:
         from tqdm import tqdm
         bar = tqdm(total=None, file=sys.stderr, unit=" events", unit_scale=True, delay=1.0, leave=False,
-                   desc="simulating")
+                   desc="simulating", disable=None)      # no bar when stderr is not a terminal
     t0 = time.perf_counter()
     step = 100 * 1000 * 1000        # 100 us of simulated time per slice
     last_events = 0
@@ -202,7 +202,7 @@ def run_workload(args, keep=None):
             ev = net.stats["events"]
             bar.update(ev - last_events)
             last_events = ev
-            bar.set_postfix_str("t=%.3f ms, %d flows" % (net.now / 1e9, net.stats["flows_completed"]))
+            bar.set_postfix_str("t=%.3f ms simulated" % (net.now / 1e9), refresh=False)
     wall = time.perf_counter() - t0
     if bar is not None:
         bar.close()

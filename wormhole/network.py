@@ -258,7 +258,7 @@ class Network:
         bar = None
         if progress:
             from tqdm import tqdm
-            bar = tqdm(total=self._kernel.n_flows, delay=2.0, file=sys.stderr, unit="flow",
+            bar = tqdm(total=self._kernel.n_flows, delay=2.0, file=sys.stderr, unit="flow", disable=None,
                        desc="simulating", leave=False)
         t0 = time.perf_counter()
         try:
