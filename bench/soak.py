@@ -1,8 +1,9 @@
 #!/usr/bin/env python
 """Long property run: random fabrics (stars, leaf-spines, fat-trees, random trees;
 mixed rates and delays) and workloads (1 B to --max-size, incasts, all-to-all,
-random arrivals), every congestion control, some accelerated; checks every
-invariant of tests/properties.py on each case.  Prints cases run, failures
+random arrivals, identical groups on symmetric fabrics), every congestion
+control, some accelerated; checks every invariant of tests/properties.py on
+each case.  Prints cases run, failures
 (with their seeds, to turn into regression tests) and the slowest case.
 
     python bench/soak.py [--cases 1000] [--minutes 20] [--max-size 100000000] [--seed 0]
@@ -34,10 +35,12 @@ def main():
         if time.time() > t_end:
             break
         seed = args.seed * 1_000_003 + k
-        accel = k % 5 == 4
+        accel = k % 5 in (2, 4)
+        twins = k % 5 == 2              # identical groups on a symmetric fabric: mirrored partitions
         t = time.time()
         try:
-            net, info, times = run_case(seed, max_size=args.max_size, max_flows=args.max_flows, accelerate=accel)
+            net, info, times = run_case(seed, max_size=args.max_size, max_flows=args.max_flows, accelerate=accel,
+                                        twins=twins)
             bad = check_invariants(net, info, times)
         except Exception as e:          # noqa: BLE001 - a crash is a failure to report, not to hide
             info, bad = {"seed": seed}, ["exception: %r" % e]

@@ -80,15 +80,53 @@ def random_workload(rnd, topo, max_size, max_flows):
     return flows[:max_flows], pattern
 
 
-def run_case(seed, max_size=2_000_000, max_flows=24, accelerate=False, cc=None):
+def twin_workload(rnd, topo, max_size):
+    """Two to four groups of distinct hosts, each with one or two senders to its
+    last host, every flow of the same size and start: on a symmetric fabric the
+    groups' partitions form as twins (the accelerator mirrors them)."""
+    hosts = list(topo.hosts)
+    rnd.shuffle(hosts)
+    g = rnd.choice([2, 3]) if len(hosts) >= 6 else 2
+    k = max(1, min(rnd.randrange(2, 5), len(hosts) // g))
+    size, start = rnd.randrange(1, max_size + 1), rnd.randrange(0, 20) * US
+    flows = []
+    for i in range(k):
+        group = hosts[i * g:(i + 1) * g]
+        for src in group[:-1]:
+            flows.append((src, group[-1], size, start))
+    return flows, "twins"
+
+
+def symmetric_fabric(rnd):
+    """A star, leaf-spine or fat-tree with one link rate and one delay, where
+    groups of hosts can be alike."""
+    kind = rnd.choice(["star", "leafspine", "fattree"])
+    rate, delay = rnd.choice(RATES), rnd.choice([100, 500, 1000, 2000]) * NS
+    if kind == "star":
+        t = wh.star(rnd.randrange(4, 13), rate=rate, delay=delay)
+    elif kind == "leafspine":
+        t = wh.leaf_spine(rnd.randrange(2, 4), rnd.randrange(2, 5), rnd.randrange(1, 3), rate=rate, delay=delay)
+    else:
+        t = wh.fat_tree(4, rate=rate, delay=delay)
+    return t, kind
+
+
+def run_case(seed, max_size=2_000_000, max_flows=24, accelerate=False, cc=None, twins=False, **cfg):
+    """One random case: a random fabric and workload, or with ``twins`` a
+    symmetric fabric and twin_workload (its own random stream, so the seeds of
+    the other cases keep their runs)."""
     rnd = random.Random(seed)
-    topo, kind = random_fabric(rnd)
-    flows, pattern = random_workload(rnd, topo, max_size, max_flows)
+    if twins:
+        topo, kind = symmetric_fabric(random.Random(seed ^ 0x7717))
+        flows, pattern = twin_workload(random.Random(seed ^ 0x7718), topo, max_size)
+    else:
+        topo, kind = random_fabric(rnd)
+        flows, pattern = random_workload(rnd, topo, max_size, max_flows)
     cc = cc or rnd.choice(CCS)
     pfc = rnd.random() < 0.8
     # headroom floor of 8 frames: the reference's 3 x rate x delay is too small on 100 ns links
     cfg = wh.Config(cc=cc, pfc=pfc, buffer_size=rnd.choice([1, 4, 16]), rto=0 if pfc else 200,
-                    accelerate=accelerate, seed=seed, pfc_headroom_floor=8 * 1090)
+                    accelerate=accelerate, seed=seed, pfc_headroom_floor=8 * 1090, **cfg)
     net = wh.Network(topo, cfg)
     for a, b, s, t in flows:
         net.send(a, b, s, at=t)

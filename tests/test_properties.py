@@ -49,3 +49,20 @@ def test_accelerator_keeps_the_invariants_and_its_error_bound(seed):
     f0, f1 = full.results["fct"], acc.results["fct"]
     err = np.abs(f1 - f0) / f0
     assert err.mean() < 0.05, (info, err.mean())
+
+
+@settings(max_examples=30, deadline=None, derandomize=True)
+@given(SEEDS)
+def test_mirrored_twins_keep_the_invariants_and_add_no_error(seed):
+    """Identical groups of flows that start together on a symmetric fabric (twin
+    partitions, mirrored): the invariants hold, and against the full run the
+    error is that of the accelerator without the memo (which mirrors nothing)
+    plus at most one point."""
+    full, info, _ = run_case(seed, max_size=20_000_000, twins=True)
+    acc, info2, times = run_case(seed, max_size=20_000_000, twins=True, accelerate=True)
+    alone, _, _ = run_case(seed, max_size=20_000_000, twins=True, accelerate=True, memo=False)
+    assert check_invariants(acc, info2, times) == [], info2
+    f0 = full.results["fct"]
+    err = np.abs(acc.results["fct"] - f0) / f0
+    err_alone = np.abs(alone.results["fct"] - f0) / f0
+    assert err.mean() < err_alone.mean() + 0.01, (info, err.mean(), err_alone.mean())

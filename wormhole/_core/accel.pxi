@@ -91,6 +91,7 @@ cdef int win_alloc(Sim* s, int32_t fi) noexcept nogil:
     w.act_n = 0
     w.act_idl = 0
     w.need = 0
+    w.last_dec = -1
     w.idle_total = 0
     w.idle_since = -1
     w.maxh = 0
@@ -140,6 +141,8 @@ cdef void win_push(Sim* s, int32_t fi, int64_t rate) noexcept nogil:
             w.maxh += 1
         if w.mint > w.minh and w.qmin[w.minh % L] <= k - L:
             w.minh += 1
+    if k > 0 and rate < w.val[(k - 1) % L]:
+        w.last_dec = k
     w.val[pos] = rate
     w.t[pos] = s.now
     w.una[pos] = s.flows[fi].snd_una
@@ -595,6 +598,13 @@ cdef void skip_try(Sim* s, int32_t P) noexcept nogil:
             continue
         if w.val == NULL or w.n < L or not w.steady or w.n - w.act_n < w.need:
             a.rejects[1] += 1
+            return
+        # a rate that only rose over the whole window and is below line rate is
+        # ramping up (e.g. DCQCN's timer-driven recovery, steps far below theta):
+        # a skip would freeze it half way
+        if (w.last_dec <= w.n - L and w.val[(w.n - 1) % L] > w.val[w.n % L]
+                and f.rate < f.max_rate):
+            a.rejects[6] += 1
             return
         g = _steady_goodput(s, fi)
         if g <= 0:

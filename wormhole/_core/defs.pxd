@@ -275,6 +275,7 @@ ctypedef struct FlowWin:
     int64_t act_n       # samples taken before that moment
     int64_t act_idl     # idle_total at that moment
     int64_t need        # fresh samples required after act_n before the flow may be fast-forwarded
+    int64_t last_dec    # number of the last sample lower than the one before it (-1: none)
 
 ctypedef struct Skip:
     # One partition's fast-forward in progress.
@@ -360,7 +361,8 @@ ctypedef struct Accel:
     int64_t mirrors          # partitions that mirrored a simulated twin
     int64_t mirrors_done     # mirrors that lasted until their twin converged
     int32_t n_mirroring      # mirrors in progress
-    int64_t rejects[6]       # partitions not fast-forwarded: pause, unsteady, no goodput, no room, too short, dirty
+    int64_t rejects[7]       # partitions not fast-forwarded: pause, unsteady, no goodput, no room, too short, dirty,
+                             # ramping
 
 ctypedef struct PfcRecord:
     int64_t t           # time, ps

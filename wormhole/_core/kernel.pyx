@@ -1389,7 +1389,7 @@ cdef class Kernel:
             "memo_mirrors": s.acc.mirrors,
             "memo_mirrors_done": s.acc.mirrors_done,
             "skip_rejects": {name: s.acc.rejects[k] for k, name in enumerate(
-                ("pfc", "unsteady", "no_goodput", "no_room", "too_short", "split_check"))},
+                ("pfc", "unsteady", "no_goodput", "no_room", "too_short", "split_check", "ramping"))},
             "max_queue_bytes": s.max_qbytes,
             "max_switch_buffer_bytes": s.max_buffer,
             "packets_live": s.pkts_live,

@@ -1,8 +1,9 @@
 """Memoized convergence (the Wormhole method's database).
 
 When a partition forms, the conflict graph of its sending flows (vertex =
-flow, coloured by its quantized rate, its path's bottleneck rate and its hop
-count; edge weight = number of directed ports two flows share) is
+flow, coloured by its quantized rate, its path's bottleneck rate, hop count
+and propagation round trip; edge weight = number of directed ports two flows
+share) is
 canonicalised with pynauty; the key adds what changes the outcome beyond the
 graph: the congestion-control algorithm and its parameters.  On a miss the partition is watched until it
 becomes steady, then the convergence is stored: its duration, the bytes each
@@ -24,7 +25,7 @@ import pynauty
 
 from ..errors import WormholeError
 
-MEMO_VERSION = 3       # 3: the graph of the sending flows only; entries hold steady goodputs
+MEMO_VERSION = 4       # 3: the graph of the sending flows only, entries hold steady goodputs; 4: RTT colour
 MAX_FLOWS = 64          # larger partitions are not memoized (canonical labelling cost)
 
 
@@ -39,11 +40,12 @@ def conflict_graph(net, flows):
     ports = [set(net.flow_path(f)) | set(net.flow_path(f, reverse=True)) for f in flows]
     colours = []
     for f in flows:
-        path = net.flow_path(f)
+        path, rpath = net.flow_path(f), net.flow_path(f, reverse=True)
         bottleneck = min(int(fab.port_rate[p]) for p in path)
         rate = net._kernel.cc_vector(f)[0]
         q = int(round(32 * rate / bottleneck)) if bottleneck else 0     # rate in 1/32 of the bottleneck
-        colours.append((q, bottleneck, len(path)))
+        rtt = sum(int(fab.port_delay[p]) for p in path) + sum(int(fab.port_delay[p]) for p in rpath)
+        colours.append((q, bottleneck, len(path), rtt))
     edges = {}
     for i in range(len(flows)):
         for j in range(i + 1, len(flows)):
