@@ -430,8 +430,30 @@ cdef bint _owned(Sim* s, Event* e, int32_t P) noexcept nogil:
     if e.kind == EV_ARRIVE:
         fl = s.pkts[e.b].flow
         return fl >= 0 and a.active[fl] and a.part_of[fl] == P
+    if e.kind == EV_CC_TIMER and (e.b & 3) == TM_INCREASE:
+        return False                # keeps its absolute time: see increase_in_skip
     if e.kind == EV_RTO or e.kind == EV_CC_TIMER:
         return a.active[e.a] and a.part_of[e.a] == P
+    return False
+
+
+cdef bint increase_in_skip(Sim* s, int32_t fi) noexcept nogil:
+    """DCQCN's rate-increase timer (rp_timer, 1.5 ms by default, re-armed by
+    every rate cut) of a flow whose partition is fast-forwarding fires: the
+    skip stands for the steady state, so if the flow's window shows cuts the
+    timer would have been re-armed before firing (re-arm it, True); if firing
+    would raise the rate, it is a known interrupt: the skip ends here and the
+    timer fires as in a full run (False); at line rate it fires without
+    changing the rate (False)."""
+    cdef Skip* sk = NULL
+    cdef FlowWin* w = &s.acc.win[fi]
+    cdef Flow* f = &s.flows[fi]
+    if skip_find(s, fi, &sk) < 0:
+        return False
+    if w.val != NULL and w.n >= s.acc.l and w.last_dec > w.n - s.acc.l:
+        return True
+    if f.rate < f.max_rate:
+        skip_end(s, s.acc.part_skip[s.acc.part_of[fi]], True)
     return False
 
 

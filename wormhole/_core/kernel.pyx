@@ -388,6 +388,8 @@ cdef void cc_timer_fire(Sim* s, int32_t fi, int64_t b) noexcept nogil:
             cc_timer(s, fi, TM_INCREASE, s.cc.t_increase)
     else:
         cc_timer(s, fi, TM_INCREASE, s.cc.t_increase)
+        if s.acc.on and increase_in_skip(s, fi):
+            return                  # a steady flow with cuts: the timer is re-armed, not fired
         dcqcn_increase(st, &s.cc, &f.rate, f.max_rate)
 
 
