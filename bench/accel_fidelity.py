@@ -5,7 +5,7 @@ and print per-message FCT error (mean, p99, max), iteration-time error, the
 share of events skipped and the wall-clock ratio (python -m wormhole fidelity
 for one configuration).
 
-    python bench/accel_fidelity.py [--cc hpcc dcqcn timely] [--gpus 32 64] [--pp 1 2] [--chunk-mb 64]
+    python bench/accel_fidelity.py [--cc hpcc dcqcn timely] [--gpus 32 64] [--pp 1 2] [--chunk-mb 4]
 """
 import argparse
 import json
@@ -23,7 +23,7 @@ def main():
     ap.add_argument("--cc", nargs="+", default=["hpcc", "dcqcn", "timely"])
     ap.add_argument("--gpus", type=int, nargs="+", default=[32, 64])
     ap.add_argument("--pp", type=int, nargs="+", default=[1, 2])
-    ap.add_argument("--chunk-mb", default="64")
+    ap.add_argument("--chunk-mb", default="4", help="chunk size of collectives, MB (the bench's default)")
     ap.add_argument("--model", default="gpt13b")
     args = ap.parse_args()
     rows = []
