@@ -20,7 +20,8 @@ def main():
     for cc in ("none", "hpcc"):
         net = wh.Network(wh.star(2), cc=cc, accelerate=True)
         m = net._kernel.memory()
-        print("%-5s per flow %d B (+%d B window while active, accelerated, for connections and flows of at least l x MTU bytes), per packet %d B, per event %d B"
+        print("%-5s per flow %d B (+%d B window while active, accelerated, for connections and flows of at "
+              "least l x MTU bytes), per packet %d B, per event %d B"
               % (cc, m["per_flow"], m["window_per_active_flow"], m["per_packet"], m["per_event"]))
     for n in (16, 64, 256):
         net = wh.Network(wh.star(n + 1), cc="hpcc", has_win=False)
