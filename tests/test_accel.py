@@ -454,3 +454,21 @@ def test_memo_database_is_versioned(tmp_path):
     bad.write_bytes(b"not a database at all" * 100)
     with pytest.raises(wh.WormholeError):
         MemoDB(str(bad))
+
+
+def test_fidelity_pairs_messages_by_connection_size_and_position():
+    """Two collectives sharing a connection may interleave differently in two
+    runs (by which step is ready first): the fidelity report pairs the k-th
+    message of a given size on a connection, not message ids."""
+    from types import SimpleNamespace
+
+    from wormhole.fidelity import message_fct
+    us = 1_000_000
+    one = [[0, 100, 0, 10 * us], [0, 200, 1 * us, 30 * us], [1, 100, 0, 12 * us], [0, 100, 2 * us, 40 * us]]
+    # the other run: the 200-byte message was posted first on connection 0, and ids differ
+    two = [[1, 100, 0, 12 * us], [0, 200, 0, 20 * us], [0, 100, 1 * us, 31 * us], [0, 100, 2 * us, 40 * us]]
+    a = message_fct(SimpleNamespace(_messages=one))
+    b = message_fct(SimpleNamespace(_messages=two))
+    # (conn 0, 100 B) #0, #1, (conn 0, 200 B) #0, (conn 1, 100 B) #0
+    assert list(a) == [10 * us, 10 * us, 20 * us, 12 * us]
+    assert list(b) == [11 * us, 9 * us, 20 * us, 12 * us]

@@ -39,14 +39,25 @@ def message_fct(net):
     """Per message, the time from reaching the head of its connection (posted,
     or the previous message on the connection completed, whichever is later)
     to its completion: the message's own transfer time, free of the head-of-line
-    wait behind earlier messages, which any small shift in post times reorders."""
-    out = np.empty(len(net._messages), dtype=float)
-    last_done = {}
-    for i, (conn, size, posted, done) in enumerate(net._messages):
+    wait behind earlier messages, which any small shift in post times reorders.
+
+    Messages are ordered by (connection, size, position among the messages of
+    that size on it): callbacks due at about the same moment may post in another
+    order in another run (two collectives sharing a connection interleave by
+    which step is ready first), so neither message ids nor a connection's k-th
+    message pair the same messages of two runs; the k-th message of a given
+    size on a connection does."""
+    keys, fct = [], []
+    last_done, count = {}, {}
+    for conn, size, posted, done in net._messages:
         head = max(posted, last_done.get(conn, posted))
-        out[i] = done - head if done >= 0 else -1
+        fct.append(done - head if done >= 0 else -1)
         last_done[conn] = done
-    return out
+        k = (conn, size)
+        keys.append((conn, size, count.get(k, 0)))
+        count[k] = count.get(k, 0) + 1
+    order = sorted(range(len(keys)), key=keys.__getitem__)
+    return np.array(fct, dtype=float)[order] if order else np.empty(0)
 
 
 def compare(full, acc):
