@@ -589,16 +589,48 @@ cdef inline bint _idle_conn(Flow* f) noexcept nogil:
     return f.persistent and f.snd_una >= f.size
 
 
+cdef double _horizon(Sim* s, int32_t P) noexcept nogil:
+    """With goodputs s.acc.gp (partition order; idle connections get 0): the
+    time until the first sending flow of P runs short of posted data, or -1 if
+    a port is paused by PFC, a sending flow has no goodput or no room."""
+    cdef Accel* a = &s.acc
+    cdef int32_t i, fi
+    cdef Flow* f
+    cdef int64_t room
+    cdef double best = 1e300
+    for i in range(a.part_nf[P]):
+        fi = a.part_flows[P][i]
+        f = &s.flows[fi]
+        if _paused(s, fi):
+            a.rejects[0] += 1
+            return -1
+        if _idle_conn(f):
+            a.gp[i] = 0.0
+            continue
+        if a.gp[i] <= 0:
+            a.rejects[2] += 1
+            return -1
+        # nothing may be sent beyond what was posted (message ends inside the skip
+        # are reported at their virtual times: note_plan)
+        room = _room(s, f)
+        if room <= 0:
+            a.rejects[3] += 1
+            return -1
+        if <double>room / a.gp[i] < best:
+            best = <double>room / a.gp[i]
+    return best
+
+
 cdef void skip_try(Sim* s, int32_t P) noexcept nogil:
-    """Fast-forward partition P if it is steady: every flow's window is, nothing
-    is paused by PFC, each sending flow's measured goodput agrees with its rate
-    and it has data left (the steady goodputs go to s.acc.gp, partition order)."""
+    """Fast-forward partition P if it is steady: every sending flow's window is,
+    is not ramping and has a steady goodput (into s.acc.gp, partition order),
+    and the horizon allows it (_horizon)."""
     cdef Accel* a = &s.acc
     cdef int32_t i, fi, nf
     cdef Flow* f
     cdef FlowWin* w
-    cdef int64_t L = a.l, room
-    cdef double g, best = 1e300
+    cdef int64_t L = a.l
+    cdef double best
     if P < 0 or a.part_skip[P] >= 0:
         return
     if a.part_dirty[P]:
@@ -612,9 +644,6 @@ cdef void skip_try(Sim* s, int32_t P) noexcept nogil:
         fi = a.part_flows[P][i]
         f = &s.flows[fi]
         w = &a.win[fi]
-        if _paused(s, fi):
-            a.rejects[0] += 1
-            return
         a.gp[i] = 0.0
         if _idle_conn(f):
             continue
@@ -628,19 +657,13 @@ cdef void skip_try(Sim* s, int32_t P) noexcept nogil:
                 and f.rate < f.max_rate):
             a.rejects[6] += 1
             return
-        g = _steady_goodput(s, fi)
-        if g <= 0:
+        a.gp[i] = _steady_goodput(s, fi)
+        if a.gp[i] <= 0:
             a.rejects[2] += 1
             return
-        a.gp[i] = g
-        # nothing may be sent beyond what was posted (message ends inside the skip
-        # are reported at their virtual times: note_plan)
-        room = f.size - f.snd_nxt - a.margin
-        if room <= 0:
-            a.rejects[3] += 1
-            return
-        if <double>room / g < best:
-            best = <double>room / g
+    best = _horizon(s, P)
+    if best < 0:
+        return
     if a.part_watch[P]:
         a.part_watch[P] = 0
         memo_note(s, 1, P)          # the partition has converged: Python stores the memo entry
@@ -651,29 +674,9 @@ cdef void memo_follow(Sim* s, int32_t P) noexcept nogil:
     """A memoized convergence of P has ended in its stored state: fast-forward
     at once at the stored steady goodputs (in s.acc.gp, partition order)."""
     cdef Accel* a = &s.acc
-    cdef int32_t i, fi
-    cdef Flow* f
-    cdef int64_t room
-    cdef double best = 1e300
-    for i in range(a.part_nf[P]):
-        fi = a.part_flows[P][i]
-        f = &s.flows[fi]
-        if _paused(s, fi):
-            a.rejects[0] += 1
-            return
-        if _idle_conn(f):
-            a.gp[i] = 0.0
-            continue
-        if a.gp[i] <= 0:
-            a.rejects[2] += 1
-            return
-        room = f.size - f.snd_nxt - a.margin
-        if room <= 0:
-            a.rejects[3] += 1
-            return
-        if <double>room / a.gp[i] < best:
-            best = <double>room / a.gp[i]
-    if skip_begin(s, P, best):
+    cdef int32_t i
+    cdef double best = _horizon(s, P)
+    if best >= 0 and skip_begin(s, P, best):
         a.memo_follows += 1
         for i in range(a.part_nf[P]):
             a.win[a.part_flows[P][i]].need = 0     # the stored goodput stood for a measured one
@@ -701,6 +704,73 @@ cdef int32_t _take_events(Sim* s, int32_t P, Skip* sk) noexcept nogil:
     return 0
 
 
+cdef inline int64_t _room(Sim* s, Flow* f) noexcept nogil:
+    """Bytes a flow may still send packet-free: what was posted, less the margin
+    it simulates packet by packet before an interrupt."""
+    return f.size - f.snd_nxt - s.acc.margin
+
+
+cdef bint _members(Sim* s, int32_t P, int32_t* flows, int32_t n) noexcept nogil:
+    """flows[0:n] are exactly the flows of partition P, which is not skipping."""
+    cdef Accel* a = &s.acc
+    cdef int32_t i, fi
+    if P < 0 or P >= a.n_parts or a.part_skip[P] >= 0 or a.part_nf[P] != n or a.part_dirty[P]:
+        return False
+    for i in range(n):
+        fi = flows[i]
+        if fi < 0 or fi >= s.n_flows or not a.active[fi] or a.part_of[fi] != P:
+            return False
+    return True
+
+
+cdef Skip* _skip_alloc(Sim* s, int32_t n, bint memo, int32_t* slot) noexcept nogil:
+    """A free skip slot with room for n flows (and, for a memo skip, their
+    stored state); NULL if memory ran out."""
+    cdef Skip* sk
+    cdef int32_t m = n if n > 0 else 1
+    slot[0] = skip_slot(s)
+    if slot[0] < 0:
+        return NULL
+    sk = &s.acc.skips[slot[0]]
+    if sk.cap_flows < m:
+        sk.flows = <int32_t*>realloc(sk.flows, m * sizeof(int32_t))
+        sk.goodput = <double*>realloc(sk.goodput, m * sizeof(double))
+        sk.cap_flows = m
+    if memo:
+        sk.memo_cc = <double*>realloc(sk.memo_cc, 4 * m * sizeof(double))
+        sk.memo_gp = <double*>realloc(sk.memo_gp, m * sizeof(double))
+    if sk.flows == NULL or sk.goodput == NULL or (memo and (sk.memo_cc == NULL or sk.memo_gp == NULL)):
+        s.fail = 1
+        return NULL
+    sk.n_flows = n
+    sk.memo = memo
+    return sk
+
+
+cdef int _skip_start(Sim* s, int32_t slot, int32_t P, int64_t t1, int64_t t_limit) noexcept nogil:
+    """Start the skip in ``slot`` (flows and goodputs filled): P's events leave
+    the heap, its planned end (none if t1 is INT64_MAX) and the message ends
+    its flows reach inside it are scheduled.  -1 if memory ran out."""
+    cdef Accel* a = &s.acc
+    cdef Skip* sk = &a.skips[slot]
+    cdef int32_t i
+    if _take_events(s, P, sk) != 0:
+        return -1
+    sk.part = P
+    sk.t0 = s.now
+    sk.t1 = t1
+    sk.t_limit = t_limit
+    sk.token += 1
+    a.part_skip[P] = slot
+    a.skips_started += 1
+    sk.note_token = a.skips_started
+    if t1 < INT64_MAX_ACC and heap_push(s, t1, EV_SKIP_END, slot, sk.token) != 0:
+        s.fail = 1
+    for i in range(sk.n_flows):
+        note_plan(s, sk.flows[i])
+    return 0
+
+
 cdef bint skip_begin(Sim* s, int32_t P, double best) noexcept nogil:
     """Fast-forward P with its flows at goodputs s.acc.gp (partition order) until
     ``best`` ps from now (the first flow to run short of posted data) or a known
@@ -723,36 +793,13 @@ cdef bint skip_begin(Sim* s, int32_t P, double best) noexcept nogil:
         a.rejects[4] += 1
         return False
     t_limit = t_end if t_end < s.now + <int64_t>best else INT64_MAX_ACC
-    slot = skip_slot(s)
-    if slot < 0:
+    sk = _skip_alloc(s, nf, False, &slot)
+    if sk == NULL:
         return False
-    sk = &a.skips[slot]
-    if sk.cap_flows < nf:
-        sk.flows = <int32_t*>realloc(sk.flows, nf * sizeof(int32_t))
-        sk.goodput = <double*>realloc(sk.goodput, nf * sizeof(double))
-        sk.cap_flows = nf
-        if sk.flows == NULL or sk.goodput == NULL:
-            s.fail = 1
-            return False
-    sk.n_flows = nf
     for i in range(nf):
         sk.flows[i] = a.part_flows[P][i]
         sk.goodput[i] = a.gp[i]
-    if _take_events(s, P, sk) != 0:
-        return False
-    sk.part = P
-    sk.t0 = s.now
-    sk.t1 = t_end
-    sk.t_limit = t_limit
-    sk.token += 1
-    a.part_skip[P] = slot
-    a.skips_started += 1
-    sk.note_token = a.skips_started
-    if heap_push(s, t_end, EV_SKIP_END, slot, sk.token) != 0:
-        s.fail = 1
-    for i in range(nf):
-        note_plan(s, sk.flows[i])
-    return True
+    return _skip_start(s, slot, P, t_end, t_limit) == 0
 
 
 cdef int32_t skip_find(Sim* s, int32_t fi, Skip** out) noexcept nogil:
@@ -854,7 +901,7 @@ cdef bint skip_extend(Sim* s, int32_t fi, int64_t nbytes) noexcept nogil:
         if sk.goodput[j] <= 0:
             continue
         f = &s.flows[sk.flows[j]]
-        t = sk.t0 + <int64_t>(<double>(f.size - f.snd_nxt - s.acc.margin) / sk.goodput[j])
+        t = sk.t0 + <int64_t>(<double>_room(s, f) / sk.goodput[j])
         if t < t_end:
             t_end = t
     if t_end > sk.t1:
@@ -1091,56 +1138,25 @@ cdef int memo_start(Sim* s, int32_t P, int64_t dt, int32_t* flows, int64_t* nbyt
     flow flows[i] advances nbytes[i], ending in the stored state (cc) and then
     fast-forwarding at the stored steady goodputs (gp).  Returns 0, or -1 if the
     partition or the room left does not allow it."""
-    cdef Accel* a = &s.acc
-    cdef int32_t i, slot = -1, fi
+    cdef int32_t i, j, slot
     cdef Skip* sk
-    cdef Flow* f
-    cdef int64_t j
-    if P < 0 or P >= a.n_parts or a.part_skip[P] >= 0 or a.part_nf[P] != n or dt <= 0:
+    if dt <= 0 or not _members(s, P, flows, n):
         return -1
     for i in range(n):
-        fi = flows[i]
-        if fi < 0 or fi >= s.n_flows or not a.active[fi] or a.part_of[fi] != P:
+        if nbytes[i] > 0 and nbytes[i] > _room(s, &s.flows[flows[i]]):
             return -1
-        f = &s.flows[fi]
-        if nbytes[i] > 0 and f.snd_nxt + nbytes[i] + a.margin > f.size:
-            return -1
-    slot = skip_slot(s)
-    if slot < 0:
+    sk = _skip_alloc(s, n, True, &slot)
+    if sk == NULL:
         return -1
-    sk = &a.skips[slot]
-    if sk.cap_flows < n:
-        sk.flows = <int32_t*>realloc(sk.flows, n * sizeof(int32_t))
-        sk.goodput = <double*>realloc(sk.goodput, n * sizeof(double))
-        sk.cap_flows = n
-    sk.memo_cc = <double*>realloc(sk.memo_cc, 4 * (n if n > 0 else 1) * sizeof(double))
-    sk.memo_gp = <double*>realloc(sk.memo_gp, (n if n > 0 else 1) * sizeof(double))
-    if sk.flows == NULL or sk.goodput == NULL or sk.memo_cc == NULL or sk.memo_gp == NULL:
-        s.fail = 1
-        return -1
-    sk.n_flows = n
     for i in range(n):
         sk.flows[i] = flows[i]
         sk.goodput[i] = (<double>nbytes[i] + 0.5) / <double>dt
         sk.memo_gp[i] = gp[i]
         for j in range(4):
             sk.memo_cc[4 * i + j] = cc[4 * i + j]
-    sk.memo = 1
-    if _take_events(s, P, sk) != 0:
+    if _skip_start(s, slot, P, s.now + dt, s.now + dt) != 0:
         return -1
-    sk.part = P
-    sk.t0 = s.now
-    sk.t1 = s.now + dt
-    sk.t_limit = sk.t1
-    sk.token += 1
-    a.part_skip[P] = slot
-    a.skips_started += 1
-    sk.note_token = a.skips_started
-    a.memo_applied += 1
-    if heap_push(s, sk.t1, EV_SKIP_END, slot, sk.token) != 0:
-        s.fail = 1
-    for i in range(n):
-        note_plan(s, flows[i])
+    s.acc.memo_applied += 1
     return 0
 
 
@@ -1188,52 +1204,31 @@ cdef int mirror_start(Sim* s, int32_t P, int32_t lead, int32_t* flows, int32_t* 
     cdef Accel* a = &s.acc
     cdef int32_t i, slot, fi
     cdef Skip* sk
-    if (P < 0 or P >= a.n_parts or lead < 0 or lead >= a.n_parts or P == lead or a.part_skip[P] >= 0
-            or a.part_nf[P] != n or a.part_dirty[P] or a.part_dirty[lead]):
+    if lead < 0 or lead >= a.n_parts or P == lead or a.part_dirty[lead] or not _members(s, P, flows, n):
         return -1
     for i in range(n):
-        fi = flows[i]
-        if fi < 0 or fi >= s.n_flows or not a.active[fi] or a.part_of[fi] != P:
-            return -1
         fi = lead_flows[i]
         if fi >= s.n_flows or (fi >= 0 and (not a.active[fi] or a.part_of[fi] != lead)):
             return -1
-    slot = skip_slot(s)
-    if slot < 0:
+    sk = _skip_alloc(s, n, True, &slot)
+    if sk == NULL:
         return -1
-    sk = &a.skips[slot]
-    if sk.cap_flows < n:
-        sk.flows = <int32_t*>realloc(sk.flows, n * sizeof(int32_t))
-        sk.goodput = <double*>realloc(sk.goodput, n * sizeof(double))
-        sk.cap_flows = n
-    sk.memo_cc = <double*>realloc(sk.memo_cc, 4 * (n if n > 0 else 1) * sizeof(double))
-    sk.memo_gp = <double*>realloc(sk.memo_gp, (n if n > 0 else 1) * sizeof(double))
     sk.lead_flows = <int32_t*>realloc(sk.lead_flows, (n if n > 0 else 1) * sizeof(int32_t))
     sk.lead_una0 = <int64_t*>realloc(sk.lead_una0, (n if n > 0 else 1) * sizeof(int64_t))
-    if (sk.flows == NULL or sk.goodput == NULL or sk.memo_cc == NULL or sk.memo_gp == NULL
-            or sk.lead_flows == NULL or sk.lead_una0 == NULL):
+    if sk.lead_flows == NULL or sk.lead_una0 == NULL:
         s.fail = 1
         return -1
-    sk.n_flows = n
     for i in range(n):
         sk.flows[i] = flows[i]
         sk.goodput[i] = 0.0             # no planned message notes: the leader's tell (mirrors_end)
         sk.lead_flows[i] = lead_flows[i]
         sk.lead_una0[i] = virt_una(s, lead_flows[i]) if lead_flows[i] >= 0 else 0
-    sk.memo = 1
     sk.mirror = 1
     sk.lead_part = lead
     sk.lead_ver = a.part_ver[lead]
-    if _take_events(s, P, sk) != 0:
+    if _skip_start(s, slot, P, INT64_MAX_ACC, INT64_MAX_ACC) != 0:
+        sk.mirror = 0
         return -1
-    sk.part = P
-    sk.t0 = s.now
-    sk.t1 = INT64_MAX_ACC
-    sk.t_limit = INT64_MAX_ACC
-    sk.token += 1
-    a.part_skip[P] = slot
-    a.skips_started += 1
-    sk.note_token = a.skips_started
     a.mirrors += 1
     a.n_mirroring += 1
     return 0
