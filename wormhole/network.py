@@ -276,6 +276,9 @@ class Network:
         k = self._kernel
         step = 50 * 1000 * 1000 if bar is not None else None    # 50 us slices for the bar
         while True:
+            # partitions formed by Python since the kernel last ran (messages posted
+            # by callbacks or between runs) are looked up before time moves on
+            self._handle_memo()
             if step is not None:
                 nxt = k.next_event_time()
                 target = limit if nxt < 0 else min(limit, max(nxt, k.now) + step)
@@ -322,7 +325,6 @@ class Network:
             cb = self._on_done.pop(fid, None)
             if cb is not None:
                 cb(self.flow(fid))
-        self._handle_memo()         # partitions the callbacks' messages formed, before time moves on
 
     def flow(self, fid):
         """FlowResult of one flow (fct = -1 while it runs)."""
