@@ -7,12 +7,15 @@ T_pair(A, B) / T_solo(A) per pair and the mean / max per model.
     python bench/cluster_pairwise.py [--models mosim,flow,packet] [--csv OUT.csv]
 """
 import argparse
+import sys
 import time
 
 import numpy as np
 
+from wormhole import WormholeError
 from wormhole.cluster import ClusterSpec, ModelPool, make_contention
 from wormhole.cluster.pairwise import pairwise_table
+from wormhole.outputs import check_file, write_files
 
 
 def main():
@@ -22,6 +25,11 @@ def main():
     ap.add_argument("--cluster", default="testbed-16gpu")
     ap.add_argument("--csv")
     args = ap.parse_args()
+    if args.csv:
+        try:
+            check_file(args.csv, "--csv")       # before simulating, not after
+        except WormholeError as e:
+            sys.exit("cluster_pairwise: error: %s" % e)
     pool, spec = ModelPool.load(args.pool), ClusterSpec.load(args.cluster)
     tables = {}
     for m in args.models.split(","):
@@ -39,11 +47,11 @@ def main():
             row = [tab[(a, b)] for b in names]
             print("%-16s" % a + "".join("%7.2f" % x for x in row) + "  %5.2f" % np.mean(row))
     if args.csv:
-        with open(args.csv, "w") as fh:
-            fh.write("model_a,model_b," + ",".join(tables) + "\n")
-            for a in names:
-                for b in names:
-                    fh.write("%s,%s,%s\n" % (a, b, ",".join("%.4f" % tables[m][(a, b)] for m in tables)))
+        rows = ["model_a,model_b," + ",".join(tables) + "\n"]
+        for a in names:
+            for b in names:
+                rows.append("%s,%s,%s\n" % (a, b, ",".join("%.4f" % tables[m][(a, b)] for m in tables)))
+        write_files({args.csv: "".join(rows)})
 
 
 if __name__ == "__main__":

@@ -117,3 +117,101 @@ def fuzz(n_per_reader, workdir, seed=0):
                 unexpected.append((name, repr(e), bad[:200]))
             os.unlink(path)
     return cases, unexpected
+
+
+# ------------------------------------------------------------------ output paths
+PATH_PARTS = ["new", "f", "d", "d/e", "d/g", "link", "dead", "f/x", "missing/x", "..", ".", "x" * 300, "a\0b",
+              "", "new/", "d/", "link/e", "sub/deeper"]
+
+
+def _layout(root):
+    """A small tree: file f, folder d (with folder e and file g), a link to d, a dangling link."""
+    os.makedirs(os.path.join(root, "d", "e"))
+    for name in ("f", os.path.join("d", "g")):
+        with open(os.path.join(root, name), "w") as fh:
+            fh.write(name)
+    os.symlink(os.path.join(root, "d"), os.path.join(root, "link"))
+    os.symlink(os.path.join(root, "nowhere"), os.path.join(root, "dead"))
+
+
+def snapshot(root):
+    """Everything under ``root``: relative path -> kind and content (links not followed)."""
+    out = {}
+    for d, dirs, files in os.walk(root):
+        for n in dirs + files:
+            p = os.path.join(d, n)
+            rel = os.path.relpath(p, root)
+            if os.path.islink(p):
+                out[rel] = ("link", os.readlink(p))
+            elif os.path.isdir(p):
+                out[rel] = ("dir", None)
+            else:
+                with open(p, "rb") as fh:
+                    out[rel] = ("file", fh.read())
+    return out
+
+
+def fuzz_outputs(n_cases, workdir, seed=0):
+    """Random output paths (existing files and folders, links, missing or
+    file-valued parents, /proc, NUL bytes, long names) given to the checks as a
+    folder with files or as a file, then written, sometimes with a folder put in
+    the way between check and write.  A check either raises OutputError naming
+    the path and leaves the tree as it was, or the write succeeds and changes
+    exactly the planned files; a failed write leaves the tree as it was.
+    Returns (cases, cases refused by the checks, unexpected)."""
+    from wormhole.outputs import OutputError, check_file, check_folder, write_files
+    rnd = random.Random(seed)
+    unexpected = []
+    refused = [0]
+    for k in range(n_cases):
+        root = os.path.join(workdir, "out%d" % k)
+        os.makedirs(root)
+        _layout(root)
+        parts = [rnd.choice(PATH_PARTS) for _ in range(rnd.choice((1, 1, 2)))]
+        path = "/proc/wormhole-fuzz" if rnd.random() < 0.05 else os.path.join(root, *parts) if parts[0] else ""
+        if parts and parts[-1].endswith("/") and path:
+            path += "/"
+        as_folder = rnd.random() < 0.5
+        names = rnd.sample(["fct.txt", "g", "e", "sub/jobs.csv", "f"], rnd.randrange(1, 3))
+        before = snapshot(root)
+        case = (path.replace(root, "ROOT"), "folder %s" % names if as_folder else "file")
+        try:
+            try:
+                targets = check_folder(path, "--out", names) if as_folder else [check_file(path, "--out")]
+            except OutputError as e:
+                if e.file is None and path not in ("", ) and "\0" not in path:
+                    unexpected.append((case, "OutputError without the path: %s" % e))
+                if "\n" in str(e):
+                    unexpected.append((case, "an error of more than one line: %r" % str(e)))
+                refused[0] += 1
+                if snapshot(root) != before:
+                    unexpected.append((case, "a refused check changed the tree"))
+                continue
+            block = rnd.random() < 0.2 and not os.path.lexists(targets[-1])
+            if block:
+                os.makedirs(targets[-1], exist_ok=True)      # appears between the check and the write
+                before = snapshot(root)
+            data = {t: "%d:%s" % (k, t) for t in targets}
+            try:
+                write_files(data)
+            except OutputError:
+                if not block:
+                    unexpected.append((case, "an accepted path failed to write"))
+                elif snapshot(root) != before:
+                    unexpected.append((case, "a failed write left something behind"))
+                continue
+            if block:
+                unexpected.append((case, "a write onto a folder succeeded"))
+            for t, text in data.items():
+                with open(t) as fh:
+                    if fh.read() != text:
+                        unexpected.append((case, "wrong content in %s" % t))
+            after = snapshot(root)
+            changed = {p for p in set(before) | set(after) if before.get(p) != after.get(p)}
+            real = {os.path.relpath(os.path.realpath(t), os.path.realpath(root)) for t in targets}
+            extra = {p for p in changed if p not in real and after.get(p, ("dir",))[0] != "dir"}
+            if extra:
+                unexpected.append((case, "files other than the planned ones changed: %s" % sorted(extra)))
+        except Exception as e:                  # noqa: BLE001 - the point is to catch anything else
+            unexpected.append((case, repr(e)))
+    return n_cases, refused[0], unexpected

@@ -145,7 +145,8 @@ def _workload_parser():
     ap.add_argument("--rate", type=float, default=100.0, help="link rate of the default fabric, Gb/s")
     ap.add_argument("--workload", help="a SimAI/AICB workload file (with model 'simai')")
     ap.add_argument("--chunk-mb", type=float, default=4.0, help="NCCL-style chunk size of collectives, MB")
-    ap.add_argument("--memo-db", help="SQLite memo database reused across runs (accelerated mode)")
+    ap.add_argument("--memo-db", metavar="FILE", help="SQLite memo database reused across runs (accelerated mode; "
+                    "created if missing, in an existing folder; an existing database is read and extended)")
     ap.add_argument("--backend", default="packet", choices=("packet", "flow"),
                     help="packet kernel, or the flow-level (max-min, CM02) backend")
     ap.add_argument("--json", action="store_true", help="print one JSON object")
@@ -260,6 +261,9 @@ def main(argv=None):
         return 0
     args = _workload_parser().parse_args(argv)
     try:
+        if args.memo_db:
+            from .outputs import check_file
+            check_file(args.memo_db, "--memo-db")
         if args.model != "simai" and args.model not in WORKLOADS:
             from .workload import preset_names
             if args.model not in preset_names():

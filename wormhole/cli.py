@@ -1,13 +1,14 @@
-"""Command line: ``python -m wormhole run | params``.
+"""Command line: ``python -m wormhole run | fidelity | cluster | cluster-pool | plot | params``.
 
-Bad input prints one line (``wormhole: error: ...``) and exits 2; nothing is
-written to ``--out`` unless the whole run succeeded.
+Bad input prints one line (``wormhole: error: ...``) and exits 2.  Output
+paths are checked before anything is simulated (``wormhole.outputs``), and a
+command writes all its files or none.
 """
 import argparse
 import json
 import os
 import sys
-import tempfile
+import textwrap
 
 import numpy as np
 
@@ -15,8 +16,15 @@ from .config import Config, cli_help, docs_markdown
 from .errors import ConfigError, WormholeError
 from .flows import read_flows
 from .network import Network
+from .outputs import check_file, check_folder, distinct, write_files
 from .topology import read_topology
 from .units import NS, US
+
+
+OUTPUT_RULES = ("Output paths are checked before anything runs: an output folder (DIR) may exist or is created "
+                "inside an existing folder; an output file (FILE) that exists is replaced; an existing file given "
+                "as DIR, an existing folder given as FILE, a missing parent folder or one that cannot be written "
+                "in is an error (one line, exit 2, nothing written).")
 
 
 class _Parser(argparse.ArgumentParser):
@@ -26,17 +34,20 @@ class _Parser(argparse.ArgumentParser):
 
 
 def _build_parser():
-    p = _Parser(prog="python -m wormhole", description="Packet-level simulation of RDMA datacenter fabrics.")
+    p = _Parser(prog="python -m wormhole", description="Packet-level simulation of RDMA datacenter fabrics.",
+                epilog=OUTPUT_RULES)
     sub = p.add_subparsers(dest="cmd", parser_class=_Parser)
     r = sub.add_parser("run", help="run reference-format inputs and write fct.txt / pfc.txt",
-                       description="Run a topology and a flow file (HPCC-ns-3 formats). With --config alone, "
-                                   "the config's TOPOLOGY_FILE and FLOW_FILE name the inputs.",
+                       description=textwrap.fill("Run a topology and a flow file (HPCC-ns-3 formats). With "
+                                                 "--config alone, the config's TOPOLOGY_FILE and FLOW_FILE name "
+                                                 "the inputs.", 100) + "\n\n" + textwrap.fill(OUTPUT_RULES, 100),
                        epilog="parameters for --set NAME=VALUE:\n" + cli_help(),
                        formatter_class=argparse.RawDescriptionHelpFormatter)
     r.add_argument("--topology", help="topology.txt (reference format)")
     r.add_argument("--flows", help="flow.txt (reference format)")
     r.add_argument("--config", help="config.txt (reference keys)")
-    r.add_argument("--out", required=True, help="output folder for fct.txt and pfc.txt")
+    r.add_argument("--out", required=True, metavar="DIR", help="output folder for fct.txt and pfc.txt (created if "
+                   "missing, in an existing folder; files of those names in it are replaced)")
     r.add_argument("--cc", help="congestion control: none, dcqcn, hpcc, timely, dctcp; without --config the "
                    "reference run script's preset of that name at the NIC rate (presets: dcqcn_paper, "
                    "dcqcn_vwin, timely_vwin, ... also accepted); with --config it replaces CC_MODE")
@@ -46,7 +57,8 @@ def _build_parser():
                    help="sampling period of --trace in microseconds (default 1 us)")
     r.add_argument("--seed", type=int, help="random seed")
     r.add_argument("--set", action="append", default=[], metavar="NAME=VALUE", help="override a parameter")
-    r.add_argument("--stats-json", help="write the run's statistics as one JSON object")
+    r.add_argument("--stats-json", metavar="FILE", help="write the run's statistics as one JSON object to FILE "
+                   "(replaced if it exists; its folder must exist)")
     r.add_argument("--quiet", action="store_true", help="no summary")
     fi = sub.add_parser("fidelity", help="accelerated against full runs of the same input",
                         description="Run the same input in full packet mode and accelerated; report per-flow "
@@ -59,7 +71,8 @@ def _build_parser():
                     help="the rest of the line: arguments of python -m wormhole.bench (e.g. gpt13b --gpus 32)")
     fi.add_argument("--backend", default="packet", choices=("packet", "flow"),
                     help="flow: compare the flow-level backend (instead of accelerated mode) with full packet runs")
-    fi.add_argument("--out", required=True)
+    fi.add_argument("--out", required=True, metavar="DIR", help="output folder (created if missing, in an existing "
+                    "folder; fidelity.csv, summary.json and fidelity.png in it are replaced)")
     from .cluster.command import add_arguments, add_pool_arguments
     cl = sub.add_parser("cluster", help="replay a GPU-cluster job trace under a policy and contention models",
                         description="Trace-driven cluster simulation (MoSim's model): jobs arrive, wait in a FIFO "
@@ -72,7 +85,8 @@ def _build_parser():
     sub.add_parser("params", help="print the parameter registry as a Markdown table")
     pl = sub.add_parser("plot", help="draw rate-vs-time and queue-vs-time PNGs from a --trace folder")
     pl.add_argument("--trace", required=True, metavar="DIR", help="folder with rates.csv and queues.csv")
-    pl.add_argument("--out", required=True, metavar="DIR", help="folder for rates.png and queues.png")
+    pl.add_argument("--out", required=True, metavar="DIR", help="folder for rates.png and queues.png (created if "
+                    "missing, in an existing folder; those files in it are replaced)")
     return p
 
 
@@ -114,26 +128,6 @@ def _inputs(args, cfg_files):
     return topo, flows
 
 
-def _write_atomic(folder, files):
-    """Write every file of ``files`` (name -> text) or none: each goes to a
-    temporary name first and is renamed only once all were written."""
-    os.makedirs(folder, exist_ok=True)
-    tmp = []
-    try:
-        for name, text in files.items():
-            fd, path = tempfile.mkstemp(prefix="." + name + ".", dir=folder)
-            with os.fdopen(fd, "w") as fh:
-                fh.write(text)
-            tmp.append((path, os.path.join(folder, name)))
-        for path, final in tmp:
-            os.replace(path, final)
-    except BaseException:
-        for path, _ in tmp:
-            if os.path.exists(path):
-                os.unlink(path)
-        raise
-
-
 def _summary(net, topo_path, flows_path):
     st = net.stats
     res = net.results
@@ -158,7 +152,25 @@ def _summary(net, topo_path, flows_path):
     return "\n".join(lines)
 
 
+RUN_FILES = ("fct.txt", "pfc.txt")
+TRACE_FILES = ("rates.csv", "queues.csv")
+
+
+def check_run_outputs(args):
+    """Every output path of ``run``, checked before anything runs: [(option, absolute path)]."""
+    plan = [("--out", p) for p in check_folder(args.out, "--out", RUN_FILES)]
+    folders = [args.out]
+    if args.trace:
+        plan += [("--trace", p) for p in check_folder(args.trace, "--trace", TRACE_FILES)]
+        folders.append(args.trace)
+    if args.stats_json:
+        plan.append(("--stats-json", check_file(args.stats_json, "--stats-json", folders)))
+    distinct(plan)
+    return plan
+
+
 def cmd_run(args):
+    check_run_outputs(args)
     files = Config.from_file(args.config).files if args.config else {}
     topo_path, flows_path = _inputs(args, files)
     topo = read_topology(topo_path)
@@ -169,23 +181,41 @@ def cmd_run(args):
         net.send(f.src, f.dst, f.size, at=f.start_ps, pg=f.pg, dport=f.dport)
     net.run(progress=True)
     st = net.stats
-    files = {"fct.txt": "".join(net.fct_lines()), "pfc.txt": "".join(net.pfc_lines())}
-    _write_atomic(args.out, files)
+    files = {os.path.join(args.out, "fct.txt"): "".join(net.fct_lines()),
+             os.path.join(args.out, "pfc.txt"): "".join(net.pfc_lines())}
     if args.trace:
         from .trace import trace_files
-        _write_atomic(args.trace, trace_files(net))
+        files.update({os.path.join(args.trace, n): text for n, text in trace_files(net).items()})
     if args.stats_json:
         keep = {k: st[k] for k in ("events", "events_by_kind", "wall_seconds", "events_per_second",
                                    "data_packets", "ctrl_packets", "drops", "pfc_pauses", "pfc_resumes",
                                    "ecn_marks", "flows", "flows_completed")}
         keep["packets"] = st["data_packets"] + st["ctrl_packets"]
         keep["sim_end_ns"] = st["sim_time_ps"] // NS
-        d = os.path.dirname(os.path.abspath(args.stats_json))
-        _write_atomic(d, {os.path.basename(args.stats_json): json.dumps(keep, sort_keys=True) + "\n"})
+        files[args.stats_json] = json.dumps(keep, sort_keys=True) + "\n"
+    write_files(files)          # all of them or none
     if not args.quiet:
         print(_summary(net, topo_path, flows_path))
-        print("wrote      %s" % ", ".join(os.path.join(args.out, n) for n in files))
+        print("wrote      %s" % ", ".join(files))
     return 0
+
+
+PLOT_FILES = ("rates.png", "queues.png")
+
+
+def cmd_plot(args):
+    """rates.png and queues.png of a --trace folder, drawn aside and moved in together."""
+    import tempfile
+    from .trace import plot_trace
+    check_folder(args.out, "--out", PLOT_FILES)
+    with tempfile.TemporaryDirectory(prefix="wormhole-plot-") as tmp:
+        drawn = plot_trace(args.trace, tmp)
+        files = {}
+        for path in drawn:
+            with open(path, "rb") as fh:
+                files[os.path.join(args.out, os.path.basename(path))] = fh.read()
+    write_files(files)
+    return list(files)
 
 
 def main(argv=None):
@@ -218,8 +248,7 @@ def main(argv=None):
             sys.stdout.write(docs_markdown())
             return 0
         if args.cmd == "plot":
-            from .trace import plot_trace
-            for path in plot_trace(args.trace, args.out):
+            for path in cmd_plot(args):
                 print("wrote %s" % path)
             return 0
         parser.print_help()

@@ -10,6 +10,7 @@ import numpy as np
 from .config import Config
 from .flows import read_flows
 from .network import Network
+from .outputs import check_file, check_folder, figure_bytes, write_atomic
 from .topology import read_topology
 
 
@@ -89,13 +90,13 @@ def compare(full, acc):
     return out, ff, fa
 
 
+OUT_FILES = ("fidelity.csv", "summary.json", "fidelity.png")
+
+
 def write_outputs(out_dir, summary, ff, fa):
-    from .cli import _write_atomic
     rows = ["id,fct_full_ps,fct_accelerated_ps,error\n"]
     for i, (a, b) in enumerate(zip(ff, fa)):
         rows.append("%d,%d,%d,%.6f\n" % (i, a, b, abs(b - a) / a if a > 0 else 0.0))
-    _write_atomic(out_dir, {"fidelity.csv": "".join(rows),
-                            "summary.json": json.dumps(summary, indent=1, sort_keys=True) + "\n"})
     import matplotlib
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
@@ -108,15 +109,27 @@ def write_outputs(out_dir, summary, ff, fa):
     ax.set_ylabel("CDF of flows")
     ax.set_title("fidelity: %.1f%% of events skipped" % summary["skipped_pct"])
     fig.tight_layout()
-    path = os.path.join(out_dir, "fidelity.png")
-    fig.savefig(path, dpi=110)
+    png = figure_bytes(fig)
     plt.close(fig)
-    return [os.path.join(out_dir, "fidelity.csv"), os.path.join(out_dir, "summary.json"), path]
+    files = dict(zip(OUT_FILES, ("".join(rows), json.dumps(summary, indent=1, sort_keys=True) + "\n", png)))
+    write_atomic(out_dir, files)
+    return [os.path.join(out_dir, n) for n in OUT_FILES]
+
+
+def _bench_args(argv):
+    """The --bench arguments, parsed and their output paths checked before anything runs."""
+    from .bench import _workload_parser
+    args = _workload_parser().parse_args(list(argv))
+    if args.memo_db:
+        check_file(args.memo_db, "--memo-db")
+    return args
 
 
 def run_fidelity(args):
     flow = getattr(args, "backend", "packet") == "flow"
+    check_folder(args.out, "--out", OUT_FILES)
     if args.bench:
+        _bench_args(args.bench)
         full = _run_bench(args.bench, False)
         acc = _run_bench(args.bench, False, "flow") if flow else _run_bench(args.bench, True)
     else:

@@ -5,6 +5,7 @@ import random
 import time
 
 from ..errors import WormholeError
+from ..outputs import check_file, check_folder, write_files
 from .contention import MODELS, make_contention
 from .fabric import VOLUME_SOURCES
 from .metrics import FIGURES, compare, jobs_csv, plot, read_measured, summary
@@ -12,6 +13,9 @@ from .pool import ModelPool
 from .sim import LOADING, ClusterSimulator
 from .spec import ClusterSpec
 from .trace import read_trace
+
+
+MODEL_FILES = ("jobs.csv", "summary.json", "jct.png")
 
 
 def add_arguments(p):
@@ -22,7 +26,9 @@ def add_arguments(p):
     p.add_argument("--policy", help="bin-packing, load-balancing or module:callable (default: the spec's)")
     p.add_argument("--contention", default="mosim",
                    help="one or more of %s, comma-separated, run side by side (default mosim)" % ", ".join(MODELS))
-    p.add_argument("--out", required=True, help="output folder")
+    p.add_argument("--out", required=True, metavar="DIR",
+                   help="output folder (created if missing, in an existing folder; summary.csv and the "
+                        "per-model folders' files in it are replaced)")
     p.add_argument("--compare", metavar="MEASURED.csv",
                    help="measured per-job results (the testbed's perjob CSV, rows of the policy; or a jobs.csv)")
     p.add_argument("--fixed-factor", type=float, default=1.1, help="slowdown of the fixed model (default 1.1)")
@@ -40,12 +46,14 @@ def add_arguments(p):
 
 
 def run_cluster(args):
-    """Run every requested contention model; return (rows, files to write)."""
-    from ..cli import _write_atomic
+    """Run every requested contention model, write the reports; return (rows, columns)."""
     models = [m.strip() for m in args.contention.split(",") if m.strip()]
     for m in models:
         if m not in MODELS:
             raise WormholeError("unknown contention model %r (%s)" % (m, ", ".join(MODELS)), value=m)
+    if len(set(models)) != len(models):
+        raise WormholeError("a contention model is named twice", value=args.contention)
+    check_folder(args.out, "--out", ["summary.csv"] + [os.path.join(m, n) for m in models for n in MODEL_FILES])
     spec = ClusterSpec.load(args.cluster)
     pool = ModelPool.load(args.pool)
     jobs = read_trace(args.trace, args.limit)
@@ -74,11 +82,13 @@ def run_cluster(args):
         cols += ["mape_" + f for f in FIGURES] + ["ks_jct", "wasserstein_jct_s"]
     text = ",".join(cols) + "\n" + "".join(
         ",".join(("%.6g" % r[c]) if isinstance(r[c], float) else str(r[c]) for c in cols) + "\n" for r in rows)
-    for m, js, row in per_model:          # everything is computed: now write
-        _write_atomic(os.path.join(args.out, m), {
-            "jobs.csv": jobs_csv(js), "summary.json": json.dumps(row, sort_keys=True, indent=1) + "\n"})
-        plot(js, measured, os.path.join(args.out, m, "jct.png"), "%s, %s contention" % (policy, m))
-    _write_atomic(args.out, {"summary.csv": text})
+    files = {os.path.join(args.out, "summary.csv"): text}
+    for m, js, row in per_model:          # everything is computed: now write, all or nothing
+        d = os.path.join(args.out, m)
+        files[os.path.join(d, "jobs.csv")] = jobs_csv(js)
+        files[os.path.join(d, "summary.json")] = json.dumps(row, sort_keys=True, indent=1) + "\n"
+        files[os.path.join(d, "jct.png")] = plot(js, measured, None, "%s, %s contention" % (policy, m))
+    write_files(files)
     return rows, cols
 
 
@@ -106,11 +116,12 @@ def add_pool_arguments(p):
                       help="job descriptions (params_m, tflop_per_iter, workers per model; gpu)")
     free.add_argument("--cluster", help="cluster spec whose server the all-reduces run on (with --describe)")
     p.add_argument("--name", default="pool")
-    p.add_argument("--out", required=True, help="pool YAML to write")
+    p.add_argument("--out", required=True, metavar="FILE",
+                   help="pool YAML to write (replaced if it exists; its folder must exist)")
 
 
 def make_pool(args):
-    from ..cli import _write_atomic
+    check_file(args.out, "--out")
     if args.describe:
         if not args.cluster:
             raise WormholeError("--describe needs --cluster (the servers the jobs are simulated on)")
@@ -133,6 +144,5 @@ def make_pool(args):
             except ValueError:
                 raise WormholeError("--grad size is not a number", value=item)
         pool = ModelPool.from_mosim_csv(args.iteration_csv, args.network_csv, args.aliases, grad, args.name)
-    d = os.path.dirname(os.path.abspath(args.out))
-    _write_atomic(d, {os.path.basename(args.out): pool.to_yaml()})
+    write_files({args.out: pool.to_yaml()})
     return pool

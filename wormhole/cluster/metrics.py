@@ -141,7 +141,8 @@ def jobs_csv(jobs):
 
 
 def plot(jobs, measured, path, title):
-    """JCT CDF (against measured when given) and the per-job timeline."""
+    """JCT CDF (against measured when given) and the per-job timeline, saved
+    to ``path``, or returned as PNG bytes when ``path`` is None."""
     import matplotlib
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
@@ -160,5 +161,10 @@ def plot(jobs, measured, path, title):
     b.set_xlabel("time (s)")
     b.set_ylabel("job (grey: waiting, blue: training)")
     fig.tight_layout()
+    if path is None:
+        from ..outputs import figure_bytes
+        png = figure_bytes(fig)
+        plt.close(fig)
+        return png
     fig.savefig(path, dpi=110)
     plt.close(fig)
