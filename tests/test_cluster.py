@@ -303,6 +303,53 @@ def test_unknown_model_and_worker_count_are_named(pool, tmp_path):
         ClusterSimulator(read_trace(str(path)), pool, spec(2, 2), make_contention("none"))
 
 
+def test_a_model_the_pool_lacks_is_never_replaced(pool, tmp_path):
+    """Only a trace without a model column gets drawn models; a name the pool
+    lacks is a named error even when a generator is given."""
+    import random
+    path = tmp_path / "t.csv"
+    path.write_text("job_id,model,arrival_time,duration,gpu_workers\n0,bert,0,10,2\n1,llama99,0,10,2\n")
+    with pytest.raises(PoolError, match="'llama99' is not in the pool") as e:
+        ClusterSimulator(read_trace(str(path)), pool, spec(), make_contention("none"), model_rng=random.Random(0))
+    assert "t.csv:3" in str(e.value) and e.value.value == "llama99"
+    path.write_text("job_id,num_gpu,submit_time,model_name,duration\n0,1,0,vgg16,10\n1,1,0,vgg19,10\n")
+    with pytest.raises(PoolError, match="'vgg19' is not in the pool") as e:
+        ClusterSimulator(read_trace(str(path)), pool, spec(), make_contention("none"), model_rng=random.Random(0))
+    assert "t.csv:3" in str(e.value)
+    path.write_text("job_id,num_gpu,submit_time,model_name,duration\n0,1,0,,10\n")
+    with pytest.raises(TraceError, match="missing value in column 'model_name'") as e:
+        read_trace(str(path))
+    assert "t.csv:2" in str(e.value)
+    path.write_text("job_id,num_gpu,submit_time,duration\n0,1,0,10\n1,2,5,10\n")        # no model column
+    jobs = read_trace(str(path))
+    with pytest.raises(TraceError, match="no model column") as e:
+        ClusterSimulator(jobs, pool, spec(), make_contention("none"))
+    assert "t.csv:2" in str(e.value)
+    res = ClusterSimulator(jobs, pool, spec(), make_contention("none"), model_rng=random.Random(0)).run()
+    assert [j.model_source for j in res.jobs] == ["drawn", "drawn"] and res.stats["models_drawn"] == 2
+    assert all(j.model in pool for j in res.jobs)
+    res = ClusterSimulator(read_trace(TRACE16), pool, spec(), make_contention("none")).run()
+    assert {j.model_source for j in res.jobs} == {"trace"} and res.stats["models_drawn"] == 0
+
+
+def test_cluster_command_refuses_unknown_models_and_says_when_it_draws(tmp_path):
+    bad = tmp_path / "t.csv"
+    bad.write_text("job_id,model,arrival_time,duration,gpu_workers\n0,bert,0,10,2\n1,llama99,0,10,2\n")
+    out = tmp_path / "out"
+    r = run_cli("cluster", "--trace", str(bad), "--cluster", "testbed-16gpu", "--contention", "none",
+                "--out", str(out))
+    assert r.returncode == 2 and r.stderr.count("\n") == 1 and "Traceback" not in r.stderr
+    assert "t.csv:3" in r.stderr and "'llama99' is not in the pool" in r.stderr and not out.exists()
+    bad.write_text("job_id,num_gpu,submit_time,duration\n0,1,0,10\n1,2,5,10\n")
+    r = run_cli("cluster", "--trace", str(bad), "--cluster", "testbed-16gpu", "--contention", "none",
+                "--seed", "3", "--out", str(out))
+    assert r.returncode == 0, r.stderr
+    assert "no model column: the models of 2 jobs were drawn from pool v100 (--seed 3" in r.stdout
+    rows = (out / "none" / "jobs.csv").read_text().splitlines()
+    assert rows[0].endswith(",model_source") and all(x.endswith(",drawn") for x in rows[1:])
+    assert "models_drawn" in (out / "summary.csv").read_text().splitlines()[0]
+
+
 @pytest.mark.parametrize("text,needle", [
     ("servers: []\n", "non-empty list"),
     ("servers:\n  - {count: 2, gpus: 0}\n", "gpus must be a positive integer"),

@@ -233,9 +233,12 @@ def main(argv=None):
             print("wrote %s" % ", ".join(written))
             return 0
         if args.cmd == "cluster":
-            from .cluster.command import print_rows, run_cluster
+            from .cluster.command import drawn_note, print_rows, run_cluster
             rows, cols = run_cluster(args)
             print_rows(rows, cols, args.json)
+            note = drawn_note(rows, args)
+            if note:
+                (sys.stderr if args.json else sys.stdout).write(note + "\n")
             if not args.json:
                 print("wrote %s" % os.path.join(args.out, "summary.csv"))
             return 0

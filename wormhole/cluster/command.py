@@ -40,7 +40,9 @@ def add_arguments(p):
                    help="loading time inside the trace duration (default), extra (MoSim), or none")
     p.add_argument("--fabric-iterations", type=int, default=5,
                    help="iterations measured per co-location in the flow/packet models (default 5)")
-    p.add_argument("--seed", type=int, default=0, help="seed of the model draw for traces without models")
+    p.add_argument("--seed", type=int, default=0,
+                   help="seed of the model draw for traces without a model column (Philly; Tiresias without "
+                        "model_name); a model the pool lacks is an error, never replaced")
     p.add_argument("--limit", type=int, help="read only the first N jobs of the trace")
     p.add_argument("--json", action="store_true", help="print the summary as one JSON object")
 
@@ -70,6 +72,7 @@ def run_cluster(args):
                                model_rng=random.Random(args.seed)).run()
         row = {"contention": m, "policy": policy, "wall_s": time.perf_counter() - t0}
         row.update(summary(res.jobs))
+        row["models_drawn"] = res.stats["models_drawn"]
         if hasattr(c, "simulated"):
             row.update(scenarios_simulated=c.simulated, scenario_memo_hits=c.hits, fabric_events=c.events)
         if measured is not None:
@@ -80,6 +83,8 @@ def run_cluster(args):
             "avg_wait", "wall_s"]
     if measured is not None:
         cols += ["mape_" + f for f in FIGURES] + ["ks_jct", "wasserstein_jct_s"]
+    if any(r["models_drawn"] for r in rows):
+        cols.append("models_drawn")
     text = ",".join(cols) + "\n" + "".join(
         ",".join(("%.6g" % r[c]) if isinstance(r[c], float) else str(r[c]) for c in cols) + "\n" for r in rows)
     files = {os.path.join(args.out, "summary.csv"): text}
@@ -90,6 +95,15 @@ def run_cluster(args):
         files[os.path.join(d, "jct.png")] = plot(js, measured, None, "%s, %s contention" % (policy, m))
     write_files(files)
     return rows, cols
+
+
+def drawn_note(rows, args):
+    """The line that says models were drawn (the trace has no model column), or None."""
+    n = max(r["models_drawn"] for r in rows)
+    if not n:
+        return None
+    return ("models     the trace has no model column: the models of %d jobs were drawn from pool %s "
+            "(--seed %d; jobs.csv column model_source)" % (n, args.pool, args.seed))
 
 
 def print_rows(rows, cols, as_json):

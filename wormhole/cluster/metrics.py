@@ -126,7 +126,7 @@ def _floats(r, cols, path, line):
 
 
 JOB_COLUMNS = ("job_id", "model", "gpus", "placement", "arrival", "start", "end", "wait", "training", "jct",
-               "standalone", "mean_factor")
+               "standalone", "mean_factor", "model_source")
 
 
 def jobs_csv(jobs):
@@ -136,7 +136,7 @@ def jobs_csv(jobs):
     for j in jobs:
         w.writerow([j.job_id, j.model, j.gpus, j.placement] +
                    ["%.6f" % x for x in (j.arrival, j.start, j.end, j.wait, j.training, j.jct, j.standalone)] +
-                   ["%.4f" % j.mean_factor])
+                   ["%.4f" % j.mean_factor, getattr(j, "model_source", "trace")])
     return buf.getvalue()
 
 

@@ -31,6 +31,7 @@ class Running:
     end: float = None
     factor_time: float = 0.0   # integral of the factor over training (for the mean)
     load_s: float = 0.0        # loading phase before the first iteration
+    drawn: bool = False        # the model was drawn from the pool (the trace names none)
 
     @property
     def loading(self):
@@ -53,6 +54,7 @@ class JobResult:
     end: float
     standalone: float          # loading + W x profiled iteration
     mean_factor: float
+    model_source: str = "trace"  # "trace", or "drawn" when the trace has no model column
 
     @property
     def wait(self):
@@ -81,6 +83,10 @@ LOADING = ("within", "extra", "none")
 def prepare(jobs, pool, spec, default_model_rng=None, loading="within"):
     """Trace jobs -> Running records (model, profile, W_J).
 
+    A model the pool lacks is a PoolError naming the trace file, line and
+    model, never replaced; ``default_model_rng`` draws a model only for jobs
+    whose trace has no model column (``Job.model == ""``).
+
     W_J = d_J / T_iter (MoSim Sec. IV-A2) when the trace gives no iteration
     count.  ``loading`` places the profile's loading time: ``within`` the trace
     duration (W_J = (d_J - T_load) / T_iter: a job alone takes d_J, as the
@@ -93,9 +99,11 @@ def prepare(jobs, pool, spec, default_model_rng=None, loading="within"):
     for j in jobs:
         where = (j.source, j.line)
         model = j.model
-        if model not in pool:
+        drawn = model == ""
+        if drawn:
             if default_model_rng is None:
-                pool.entry(model, where)         # raises the named error
+                raise TraceError("job %s has no model (the trace has no model column) and no generator was "
+                                 "given to draw one from the pool" % j.job_id, j.source, j.line)
             model = pool.names()[default_model_rng.randrange(len(pool.names()))]
         model = pool.canonical(model)
         entry = pool.entry(model, where)
@@ -111,7 +119,7 @@ def prepare(jobs, pool, spec, default_model_rng=None, loading="within"):
             iters = (j.duration - load) / prof.iteration_s
         else:
             iters = j.duration / prof.iteration_s
-        out.append(Running(j.job_id, j, model, j.gpus, entry, prof, iters, load_s=load))
+        out.append(Running(j.job_id, j, model, j.gpus, entry, prof, iters, load_s=load, drawn=drawn))
     return out
 
 
@@ -177,11 +185,12 @@ class ClusterSimulator:
                 self._recompute(running)
         results = [JobResult(r.key, r.model, r.gpus, _placement(r.servers), r.job.arrival, r.start, r.end,
                              r.load_s + r.iterations * r.profile.iteration_s,
-                             r.factor_time / max(1e-12, r.end - r.load_end) if r.end > r.load_end else 1.0)
+                             r.factor_time / max(1e-12, r.end - r.load_end) if r.end > r.load_end else 1.0,
+                             "drawn" if r.drawn else "trace")
                    for r in done]
         results.sort(key=lambda x: (x.arrival, x.start, x.job_id))
         return ClusterResult(results, self.policy_name, self.contention.name,
-                             {"recomputes": self.recomputes})
+                             {"recomputes": self.recomputes, "models_drawn": sum(r.drawn for r in done)})
 
     def _advance(self, r, t):
         if t <= r.last:

@@ -2,7 +2,10 @@
 
 Every reader returns a list of :class:`Job` sorted by arrival time.  The format
 is told by the header; a bad row raises :class:`TraceError` naming the file, the
-line and the value, before any simulation starts.
+line and the value, before any simulation starts.  A job's model is the trace's
+(an empty cell in a model column is an error); only traces without a model
+column (Philly, Tiresias without ``model_name``) leave it empty, and the
+simulation then draws one from the pool and says so.
 """
 import csv
 import io
@@ -22,7 +25,7 @@ class Job:
     """One trace entry.  ``duration`` is the trace-reported standalone runtime in
     seconds (MoSim's d_J); ``iterations`` replaces it when the trace gives it."""
     job_id: str
-    model: str            # pool model name ('' = pick one from the pool)
+    model: str            # pool model name ('' only when the trace has no model column: one is drawn)
     arrival: float        # s
     gpus: int             # total GPUs (workers x GPUs per worker)
     duration: float = None
@@ -79,8 +82,10 @@ def _mosim(rows, path):
 
 def _tiresias(rows, path):
     jobs = []
+    has_model = bool(rows) and "model_name" in rows[0][1]
     for line, row in rows:
-        jobs.append(Job(_need(row, "job_id", path, line), (row.get("model_name") or "").strip(),
+        model = _need(row, "model_name", path, line) if has_model else ""
+        jobs.append(Job(_need(row, "job_id", path, line), model,
                         _num(_need(row, "submit_time", path, line), "submit_time", path, line, minimum=0.0),
                         _num(_need(row, "num_gpu", path, line), "num_gpu", path, line, int, positive=True),
                         _num(_need(row, "duration", path, line), "duration", path, line, positive=True),
