@@ -15,6 +15,11 @@ extensions = [
         extra_compile_args=FLAGS,
     ),
     Extension(
+        "wormhole._core.routing",
+        [os.path.join(CORE, "routing.pyx")],
+        extra_compile_args=FLAGS,
+    ),
+    Extension(
         "wormhole._core.kernel",
         [os.path.join(CORE, "kernel.pyx")],
         depends=[os.path.join(CORE, n) for n in ("defs.pxd", "heap.pxd", "mmu.pxd", "cc.pxd", "accel.pxi", "wh_time.h", "wh_ns3rng.h")],

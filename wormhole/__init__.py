@@ -3,18 +3,28 @@
 Public names: ``Network`` (the API), ``Config`` (the parameter registry),
 ``Topology`` with its readers and builders, the ``units`` helpers and the
 ``WormholeError`` family.
+
+The names are loaded on first use (module ``__getattr__``), so that
+``import wormhole`` or a command that needs only part of the package does not
+pay for NumPy and the compiled kernel up front; ``wormhole.X`` and
+``from wormhole import X`` work as if everything had been imported.
 """
-from . import builders, units
-from .builders import dumbbell, fat_tree, leaf_spine, rail_optimized, star
-from .config import Config
-from .errors import (ConfigError, FlowFileError, NotAvailableError, ResourceLimitError, RoutingError,
-                     TopologyError, WormholeError)
-from .fabric import Fabric
-from .flows import FlowSpec, read_flows
-from .network import FlowResult, Network
-from .topology import Topology, read_topology, write_topology
+import importlib
 
 __version__ = "0.1.0"
+
+# public name -> module that defines it (a module itself where the name is the module)
+_NAMES = {
+    "Network": "network", "FlowResult": "network",
+    "Config": "config",
+    "Topology": "topology", "read_topology": "topology", "write_topology": "topology",
+    "Fabric": "fabric",
+    "FlowSpec": "flows", "read_flows": "flows",
+    "star": "builders", "dumbbell": "builders", "leaf_spine": "builders", "fat_tree": "builders",
+    "rail_optimized": "builders",
+    "WormholeError": "errors", "TopologyError": "errors", "FlowFileError": "errors", "ConfigError": "errors",
+    "RoutingError": "errors", "ResourceLimitError": "errors", "NotAvailableError": "errors",
+}
 
 __all__ = [
     "Network", "Config", "Topology", "Fabric", "FlowResult", "FlowSpec",
@@ -23,3 +33,24 @@ __all__ = [
     "WormholeError", "TopologyError", "FlowFileError", "ConfigError", "RoutingError",
     "ResourceLimitError", "NotAvailableError",
 ]
+
+
+def __getattr__(name):
+    """Load a public name, or a submodule (``wormhole.network``, ...), on first use."""
+    if name in _NAMES:
+        value = getattr(importlib.import_module("." + _NAMES[name], __name__), name)
+    elif not name.startswith("__"):
+        try:
+            value = importlib.import_module("." + name, __name__)
+        except ModuleNotFoundError as e:
+            if e.name != __name__ + "." + name:
+                raise
+            raise AttributeError("module %r has no attribute %r" % (__name__, name)) from None
+    else:
+        raise AttributeError("module %r has no attribute %r" % (__name__, name))
+    globals()[name] = value
+    return value
+
+
+def __dir__():
+    return sorted(set(globals()) | set(__all__))

@@ -1,8 +1,11 @@
 """A validated topology compiled to arrays: ports, shortest-path ECMP tables,
 switch MMU settings (headroom, PFC shift, ECN thresholds) and the per-host-pair
 base RTT, bandwidth and BDP that the reference derives from its BFS."""
+import array
+
 import numpy as np
 
+from ._core.routing import shortest_path_routes
 from .config import Config
 from .errors import ConfigError
 from .topology import node_ip
@@ -64,72 +67,39 @@ class Fabric:
         self.nic_rate = int(self.port_rate[self.host_nic[0]])
 
     # -- routing -----------------------------------------------------------
-    def _routes(self):
-        """BFS from every host, as the reference's CalculateRoute: neighbours in
-        node-id order, only switches expand, next hops in discovery order.
-        Also the per-pair delay, tx delay (one MTU per hop) and bottleneck."""
-        t = self.topo
-        n = t.n_nodes
-        nh = len(self.hosts)
-        mtu = int(self.config.mtu)
+    def adjacency(self):
+        """The node graph in CSR form, each node's neighbours in the order the
+        routing BFS visits them: (start, neighbour, port towards it, its port
+        back).  'reference' order: hosts by increasing id, then switches by
+        decreasing id (the memory order of the reference's node objects);
+        'id' order: increasing id."""
+        n = self.topo.n_nodes
+        u = self.port_node
+        v = self.port_node[self.port_peer]
         if self.config.route_order == "reference":
-            # the reference walks neighbours in the memory order of its node objects:
-            # hosts in creation (id) order, then switches, each mmap'd below the previous
-            order = lambda v: (t.is_switch[v], -v if t.is_switch[v] else v)   # noqa: E731
+            key = np.where(self.is_switch[v] != 0, 2 * n - v.astype(np.int64), v)
         else:
-            order = lambda v: v   # noqa: E731
-        nbrs = [sorted(self.nbr_port[u].keys(), key=order) for u in range(n)]
-        is_sw = t.is_switch
-        rt_lists = [[None] * nh for _ in range(n)]
-        self.pair_delay_ns = np.zeros((nh, nh), np.int64)   # [src_h, dst_h]
-        self.pair_txdelay_ns = np.zeros((nh, nh), np.int64)
-        self.pair_bw = np.zeros((nh, nh), np.int64)
-        self.pair_hops = np.zeros((nh, nh), np.int32)
-        for hd, host in enumerate(self.hosts):
-            dis = {host: 0}
-            delay = {host: 0}
-            txd = {host: 0}
-            bw = {host: (1 << 64) - 1}
-            q = [host]
-            i = 0
-            while i < len(q):
-                now = q[i]
-                i += 1
-                d = dis[now]
-                for nxt in nbrs[now]:
-                    p = self.nbr_port[now][nxt]
-                    if nxt not in dis:
-                        dis[nxt] = d + 1
-                        delay[nxt] = delay[now] + int(self.port_delay[p]) // NS
-                        rate = int(self.port_rate[p])
-                        txd[nxt] = txd[now] + mtu * 1000000000 * 8 // rate
-                        bw[nxt] = min(bw[now], rate)
-                        if is_sw[nxt]:
-                            q.append(nxt)
-                    if d + 1 == dis[nxt]:
-                        lst = rt_lists[nxt][hd]
-                        if lst is None:
-                            lst = rt_lists[nxt][hd] = []
-                        lst.append(self.nbr_port[nxt][now])
-            for hs, src in enumerate(self.hosts):
-                if src in dis:
-                    self.pair_delay_ns[hs, hd] = delay[src]
-                    self.pair_txdelay_ns[hs, hd] = txd[src]
-                    self.pair_bw[hs, hd] = bw[src] if bw[src] < (1 << 63) else 0
-                    self.pair_hops[hs, hd] = dis[src]
-                else:
-                    self.pair_hops[hs, hd] = -1
-        self.rt_start = np.zeros(n * nh, np.int32)
-        self.rt_cnt = np.zeros(n * nh, np.int32)
-        ports = []
-        for u in range(n):
-            for hd in range(nh):
-                lst = rt_lists[u][hd]
-                if lst:
-                    self.rt_start[u * nh + hd] = len(ports)
-                    self.rt_cnt[u * nh + hd] = len(lst)
-                    ports.extend(lst)
-        self.rt_ports = np.array(ports, dtype=np.int32)
+            key = v.astype(np.int64)
+        order = np.lexsort((key, u))
+        start = np.zeros(n + 1, np.int64)
+        np.cumsum(np.bincount(u, minlength=n), out=start[1:])
+        ports = order.astype(np.int32)
+        return start, v[order].astype(np.int32), ports, self.port_peer[ports].astype(np.int32)
+
+    def _routes(self):
+        """BFS from every host, as the reference's CalculateRoute (see
+        ``wormhole._core.routing``): only switches expand, next hops in
+        discovery order.  Also the per-pair delay, tx delay (one MTU per hop)
+        and bottleneck."""
+        start, nbr, port, back = self.adjacency()
+        r = shortest_path_routes(start, nbr, port, back, self.is_switch, self.hosts,
+                                 np.ascontiguousarray(self.port_rate), np.ascontiguousarray(self.port_delay),
+                                 int(self.config.mtu), NS)
+        self.rt_start, self.rt_cnt, self.rt_ports = r["rt_start"], r["rt_cnt"], r["rt_ports"]
+        self.pair_delay_ns = r["pair_delay_ns"]     # [src_h, dst_h]
+        self.pair_txdelay_ns = r["pair_txdelay_ns"]
+        self.pair_bw = r["pair_bw"]
+        self.pair_hops = r["pair_hops"]
         self.pair_rtt_ns = self.pair_delay_ns * 2 + self.pair_txdelay_ns
         self.pair_bdp = self.pair_rtt_ns * self.pair_bw // 1000000000 // 8
         reach = self.pair_hops >= 0
@@ -177,6 +147,11 @@ class Fabric:
         return m[rate]
 
     def kernel_arrays(self):
+        """The arrays ``Kernel.build`` copies in.  The routing table (millions
+        of entries at a thousand hosts) goes as ``array.array``: the kernel
+        copies element by element, and indexing an array.array is several
+        times cheaper than creating a NumPy scalar per element."""
+        rt = {k: _as_array(getattr(self, k)) for k in ("rt_start", "rt_cnt", "rt_ports")}
         return {
             "is_switch": self.is_switch, "host_idx": self.host_idx, "sw_idx": self.sw_idx,
             "node_ip": self.node_ip, "seed": self.seed, "host_nic": self.host_nic,
@@ -188,5 +163,13 @@ class Fabric:
             "port_kmin": self.port_kmin, "port_kmax": self.port_kmax, "port_pmax": self.port_pmax,
             "sw_buffer": self.sw_buffer, "sw_total_hdrm": self.sw_total_hdrm,
             "sw_total_rsrv": self.sw_total_rsrv,
-            "rt_start": self.rt_start, "rt_cnt": self.rt_cnt, "rt_ports": self.rt_ports,
+            "rt_start": rt["rt_start"], "rt_cnt": rt["rt_cnt"], "rt_ports": rt["rt_ports"],
         }
+
+
+def _as_array(a):
+    """An int32 NumPy array as an ``array.array`` of 32-bit C ints (same values)."""
+    out = array.array("i")
+    assert out.itemsize == 4
+    out.frombytes(np.ascontiguousarray(a, np.int32).tobytes())
+    return out

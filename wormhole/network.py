@@ -15,7 +15,6 @@ import sys
 import time
 from collections import deque, namedtuple
 
-import networkx as nx
 import numpy as np
 
 from ._core.kernel import Kernel
@@ -75,7 +74,8 @@ def standalone_fct(fabric, s, d, nbytes, mtu):
 def _as_topology(topology):
     if isinstance(topology, Topology):
         return topology
-    if isinstance(topology, nx.Graph):
+    nx = sys.modules.get("networkx")     # imported lazily: a graph implies it is loaded
+    if nx is not None and isinstance(topology, nx.Graph):
         return Topology.from_networkx(topology)
     if isinstance(topology, (str, os.PathLike)):
         return read_topology(topology)

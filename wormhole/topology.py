@@ -9,7 +9,6 @@ with MurmurHash3 of (sip, dip, sport | dport << 16) seeded with its node id.
 """
 from dataclasses import dataclass
 
-import networkx as nx
 import numpy as np
 
 from .errors import TopologyError, read_text
@@ -116,6 +115,7 @@ class Topology:
         raise TopologyError("host has no link (dangling)", self.name, value=h)
 
     def to_networkx(self):
+        import networkx as nx      # only here: importing it costs a tenth of a second
         g = nx.Graph()
         for i, s in enumerate(self.is_switch):
             g.add_node(i, kind="switch" if s else "host", name=self.names[i])

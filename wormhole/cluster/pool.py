@@ -16,8 +16,6 @@ import math
 import os
 from dataclasses import dataclass
 
-import yaml
-
 from ..errors import WormholeError, read_text, read_yaml
 
 from .spec import PRESET_DIR
@@ -138,6 +136,7 @@ class ModelPool:
             doc["models"][name] = {"grad_mb": e.grad_mb, "workers": {
                 w: {"compute_s": p.compute_s, "network_s": p.network_s, "volume_mbps": p.volume_mbps,
                     "loading_s": p.loading_s} for w, p in sorted(e.profiles.items())}}
+        import yaml     # lazily: not needed to import the cluster layer
         return yaml.safe_dump(doc, sort_keys=False)
 
     # ------------------------------------------------------------ MoSim CSVs
