@@ -124,9 +124,10 @@ def run_case(seed, max_size=2_000_000, max_flows=24, accelerate=False, cc=None, 
         flows, pattern = random_workload(rnd, topo, max_size, max_flows)
     cc = cc or rnd.choice(CCS)
     pfc = rnd.random() < 0.8
-    # headroom floor of 8 frames: the reference's 3 x rate x delay is too small on 100 ns links
-    cfg = wh.Config(cc=cc, pfc=pfc, buffer_size=rnd.choice([1, 4, 16]), rto=0 if pfc else 200,
-                    accelerate=accelerate, seed=seed, pfc_headroom_floor=8 * 1090, **cfg)
+    # headroom floor of 8 frames: the reference's 3 x rate x delay is too small on 100 ns links;
+    # the registry's generic parameters (not the run script's presets) for every algorithm
+    cfg = wh.Config.generic(cc=cc, pfc=pfc, buffer_size=rnd.choice([1, 4, 16]), rto=0 if pfc else 200,
+                            accelerate=accelerate, seed=seed, pfc_headroom_floor=8 * 1090, **cfg)
     net = wh.Network(topo, cfg)
     for a, b, s, t in flows:
         net.send(a, b, s, at=t)

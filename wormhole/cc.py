@@ -72,22 +72,39 @@ def _common(bw):
         "error_rate_per_link": 0.0, "l2_chunk_size": 4000, "l2_ack_interval": 1, "l2_back_to_zero": False,
         "global_t": True, "multi_rate": False, "sample_feedback": False, "rate_bound": True,
         "buffer_size": 16 * bw / 50,
-        "kmax_map": "2 %d %d %d %d" % (bw * 10**9, 400 * bw // 25, bw * 4 * 10**9, 400 * bw * 4 // 25),
-        "kmin_map": "2 %d %d %d %d" % (bw * 10**9, 100 * bw // 25, bw * 4 * 10**9, 100 * bw * 4 // 25),
-        "pmax_map": "2 %d 0.2 %d 0.2" % (bw * 10**9, bw * 4 * 10**9),
         "alpha_resume_interval": 1, "rate_decrease_interval": 4, "rp_timer": 300, "ewma_gain": 0.00390625,
         "dctcp_rate_ai": "1000Mb/s", "u_target": 0.95, "mi_thresh": 0, "int_multi": 1,
     }
 
 
-def preset(name, nic_gbps=100):
+def ecn_maps(dctcp, bw, link_rates=()):
+    """The run script's KMAX_MAP, KMIN_MAP and PMAX_MAP at a NIC rate of ``bw``
+    Gb/s: entries for bw and 4 x bw (as the script writes them), and by the same
+    rule for every rate (bps) of ``link_rates``, so that a fabric with other link
+    rates has an entry for each."""
+    rates = sorted({bw * 10**9, bw * 4 * 10**9} | {int(r) for r in link_rates})
+    if dctcp:
+        kmax = kmin = [30 * r // (10 * 10**9) for r in rates]
+        pmax = "1.0"
+    else:
+        kmax = [400 * r // (25 * 10**9) for r in rates]
+        kmin = [100 * r // (25 * 10**9) for r in rates]
+        pmax = "0.2"
+
+    def text(vals):
+        return " ".join([str(len(rates))] + ["%d %s" % (r, v) for r, v in zip(rates, vals)])
+    return {"kmax_map": text(kmax), "kmin_map": text(kmin), "pmax_map": text([pmax] * len(rates))}
+
+
+def preset(name, nic_gbps=100, link_rates=()):
     """Parameter values of the reference's run.py for ``name`` at a NIC rate of
     ``nic_gbps`` (Gb/s): dcqcn, dcqcn_paper, dcqcn_vwin, dcqcn_paper_vwin, hpcc,
-    timely, timely_vwin, dctcp."""
+    timely, timely_vwin, dctcp.  The ECN maps also cover ``link_rates`` (bps)."""
     bw = int(nic_gbps)
     if bw <= 0:
         raise ConfigError("NIC rate must be positive", value=nic_gbps)
     v = _common(bw)
+    v.update(ecn_maps(name == "dctcp", bw, link_rates))
     if name.startswith("dcqcn"):
         v.update(cc="dcqcn", rate_ai="%gMb/s" % (5 * bw / 25), rate_hai="%gMb/s" % (50 * bw / 25),
                  has_win=False, var_win=False, fast_react=False, ack_high_prio=True)
@@ -102,10 +119,7 @@ def preset(name, nic_gbps=100):
                  has_win=True, var_win=True, fast_react=True, int_multi=max(1, bw // 25), ack_high_prio=False)
     elif name == "dctcp":
         v.update(cc="dctcp", rate_ai="10Mb/s", rate_hai="10Mb/s", dctcp_rate_ai="615Mb/s", ewma_gain=0.0625,
-                 has_win=True, var_win=True, fast_react=False, ack_high_prio=False,
-                 kmax_map="2 %d %d %d %d" % (bw * 10**9, 30 * bw // 10, bw * 4 * 10**9, 30 * bw * 4 // 10),
-                 kmin_map="2 %d %d %d %d" % (bw * 10**9, 30 * bw // 10, bw * 4 * 10**9, 30 * bw * 4 // 10),
-                 pmax_map="2 %d 1.0 %d 1.0" % (bw * 10**9, bw * 4 * 10**9))
+                 has_win=True, var_win=True, fast_react=False, ack_high_prio=False)
     elif name in ("timely", "timely_vwin"):
         v.update(cc="timely", rate_ai="%gMb/s" % (10 * bw / 10), rate_hai="%gMb/s" % (50 * bw / 10),
                  has_win=name.endswith("vwin"), var_win=name.endswith("vwin"), fast_react=False,

@@ -6,6 +6,7 @@ import math
 import os
 from dataclasses import dataclass
 
+from .cc import PRESETS, preset as _preset_values
 from .errors import ConfigError, read_text
 from .units import parse_rate
 
@@ -87,6 +88,14 @@ def _route_order(v):
     return s
 
 
+def _preset_name(v):
+    s = str(v).strip().lower()
+    s = {"hp": "hpcc"}.get(s, s)
+    if s in ("auto", "none") or s in PRESETS:
+        return s
+    raise ValueError("unknown preset %r (auto, none, %s)" % (v, ", ".join(PRESETS)))
+
+
 @dataclass(frozen=True)
 class Param:
     name: str
@@ -97,123 +106,176 @@ class Param:
     ref_key: str = None
     lo: float = None
     hi: float = None
+    # True: the value can change what a simulation computes (packet dynamics, or
+    # the trajectory of an accelerated run), so it is part of the memo key
+    # (wormhole.accel.memo).  False: it cannot (limits, outputs, other backends,
+    # knobs without effect).  Every parameter states it (_p has no default).
+    dynamics: bool = None
 
 
-def _p(name, unit, default, doc, parse, ref_key=None, lo=None, hi=None):
-    return Param(name, unit, default, doc, parse, ref_key, lo, hi)
+def _p(name, unit, default, doc, parse, ref_key=None, lo=None, hi=None, *, dynamics):
+    if not isinstance(dynamics, bool):
+        raise TypeError("parameter %s: dynamics must be True or False" % name)
+    return Param(name, unit, default, doc, parse, ref_key, lo, hi, dynamics)
 
+
+NOMINAL_GBPS = 100      # NIC rate a preset is shown at before a Network scales it to its fabric
 
 # The registry.  Order is the order of the generated docs.
 PARAMS = (
     _p("cc", "name", "none", "congestion control: none (fixed rate: line rate, window = BDP), "
-       "dcqcn, hpcc, timely, dctcp (reference CC_MODE 0, 1, 3, 7, 8)", _cc, "CC_MODE"),
-    _p("mtu", "bytes", 1000, "payload bytes per data packet", _int, "PACKET_PAYLOAD_SIZE", 1, 9000),
-    _p("ecn", "bool", True, "switches mark ECN (RED at dequeue)", _bool, "ENABLE_QCN"),
+       "dcqcn, hpcc, timely, dctcp (reference CC_MODE 0, 1, 3, 7, 8); `Config(cc=X)` starts from the "
+       "reference run script's preset of X (see `preset`)", _cc, "CC_MODE", dynamics=True),
+    _p("preset", "name", "auto", "base of every parameter not given explicitly: 'auto' (the reference run "
+       "script's preset of `cc`; cc=none has none: the registry defaults), 'none' (the registry "
+       "defaults, the reference's C++ defaults; `Config.from_file` and `Config.generic` use it: a config.txt "
+       "is the complete truth) or a preset name: " + ", ".join(PRESETS) + " (its cc unless `cc` is given, "
+       "which must then be the preset's algorithm)", _preset_name, dynamics=False),
+    _p("preset_gbps", "Gb/s", 0, "NIC rate the preset's rate-dependent values (rate_ai, rate_hai, "
+       "int_multi, buffer_size, ECN maps) are computed for; 0: the fabric's NIC rate (its first host's "
+       "link, rounded to Gb/s, as `--cc` in the CLI), set when a Network is built (shown at %d until then)"
+       % NOMINAL_GBPS, _int, None, 0, 1 << 20, dynamics=False),
+    _p("mtu", "bytes", 1000, "payload bytes per data packet", _int, "PACKET_PAYLOAD_SIZE", 1, 9000,
+       dynamics=True),
+    _p("ecn", "bool", True, "switches mark ECN (RED at dequeue)", _bool, "ENABLE_QCN", dynamics=True),
     _p("pfc", "bool", True, "PFC frames are sent and honoured; off = drops when the buffer is full",
-       _bool, "ENABLE_PFC"),
+       _bool, "ENABLE_PFC", dynamics=True),
     _p("dynamic_pfc_threshold", "bool", True, "accepted for compatibility; the reference switch "
-       "always uses the dynamic threshold", _bool, "USE_DYNAMIC_PFC_THRESHOLD"),
+       "always uses the dynamic threshold (no effect)", _bool, "USE_DYNAMIC_PFC_THRESHOLD", dynamics=False),
     _p("buffer_size", "MB", 16, "shared buffer per switch (MiB, as the reference)", _float,
-       "BUFFER_SIZE", 0.001, 1 << 20),
-    _p("reserve", "bytes", 4096, "per (ingress port, queue) reserve", _int, None, 0, 1 << 30),
+       "BUFFER_SIZE", 0.001, 1 << 20, dynamics=True),
+    _p("reserve", "bytes", 4096, "per (ingress port, queue) reserve", _int, None, 0, 1 << 30, dynamics=True),
     _p("pfc_headroom_floor", "bytes", 0, "lower bound of a port's PFC headroom (0: the reference's 3 x rate "
        "x delay alone, which is less than the frames in flight after a pause on links shorter than about "
-       "100 ns at 100 Gb/s, so PFC can then drop; 8 frames covers them)", _int, None, 0, 1 << 30),
-    _p("resume_offset", "bytes", 3072, "PFC resume hysteresis below the threshold", _int, None, 0, 1 << 30),
-    _p("pause_time", "us", 5.0, "pause time carried by PFC frames (a pause holds until a resume)",
-       _float, "PAUSE_TIME", 0, 1e6),
-    _p("kmin_map", "rate->KB", None, "ECN Kmin per link rate (default 100*Gbps/25 KB)", _str, "KMIN_MAP"),
-    _p("kmax_map", "rate->KB", None, "ECN Kmax per link rate (default 400*Gbps/25 KB)", _str, "KMAX_MAP"),
-    _p("pmax_map", "rate->p", None, "ECN Pmax per link rate (default 0.2)", _str, "PMAX_MAP"),
+       "100 ns at 100 Gb/s, so PFC can then drop; 8 frames covers them)", _int, None, 0, 1 << 30,
+       dynamics=True),
+    _p("resume_offset", "bytes", 3072, "PFC resume hysteresis below the threshold", _int, None, 0, 1 << 30,
+       dynamics=True),
+    _p("pause_time", "us", 5.0, "accepted for compatibility: a pause holds until an explicit resume, as in "
+       "the reference (no effect)", _float, "PAUSE_TIME", 0, 1e6, dynamics=False),
+    _p("kmin_map", "rate->KB", None, "ECN Kmin per link rate (default 100*Gbps/25 KB)", _str, "KMIN_MAP",
+       dynamics=True),
+    _p("kmax_map", "rate->KB", None, "ECN Kmax per link rate (default 400*Gbps/25 KB)", _str, "KMAX_MAP",
+       dynamics=True),
+    _p("pmax_map", "rate->p", None, "ECN Pmax per link rate (default 0.2)", _str, "PMAX_MAP", dynamics=True),
     _p("ack_high_prio", "bool", False, "host NICs send ACK/NACK from a queue that only a pause of "
        "priority 0 (not 3) blocks; as in the reference, switches still queue ACKs by priority group",
-       _bool, "ACK_HIGH_PRIO"),
+       _bool, "ACK_HIGH_PRIO", dynamics=True),
     _p("switch_ack_high_prio", "bool", False, "switches put ACK/NACK in the strict-priority queue 0 "
-       "(the reference has this switch attribute but never sets it)", _bool),
+       "(the reference has this switch attribute but never sets it)", _bool, dynamics=True),
     _p("l2_chunk_size", "bytes", 4000, "receiver also ACKs at every chunk boundary", _int,
-       "L2_CHUNK_SIZE", 0, 1 << 40),
+       "L2_CHUNK_SIZE", 0, 1 << 40, dynamics=True),
     _p("l2_ack_interval", "bytes", 1, "ACK every this many in-order bytes (1 = every packet)", _int,
-       "L2_ACK_INTERVAL", 1, 1 << 40),
-    _p("l2_back_to_zero", "bool", False, "go-back-N restarts at the chunk boundary", _bool, "L2_BACK_TO_ZERO"),
-    _p("nack_interval", "us", 500.0, "minimum gap between NACKs for the same hole", _float, None, 0, 1e9),
+       "L2_ACK_INTERVAL", 1, 1 << 40, dynamics=True),
+    _p("l2_back_to_zero", "bool", False, "go-back-N restarts at the chunk boundary", _bool, "L2_BACK_TO_ZERO",
+       dynamics=True),
+    _p("nack_interval", "us", 500.0, "minimum gap between NACKs for the same hole", _float, None, 0, 1e9,
+       dynamics=True),
     _p("route_order", "name", "reference", "order in which the routing BFS visits a node's neighbours, "
        "which fixes the order of ECMP next hops: 'reference' (hosts by id, then switches by decreasing "
        "id: the memory order of the reference's node objects, checked flow by flow against its runs) "
-       "or 'id' (increasing node id)", _route_order),
+       "or 'id' (increasing node id)", _route_order, dynamics=True),
     _p("rto", "us", 0.0, "retransmission timeout: go back to the first unacknowledged byte after this "
        "long without progress, and ACK duplicates again (0 = none, as the reference, where a lost tail "
-       "packet or final ACK stalls its flow)",
-       _float, None, 0, 1e9),
-    _p("has_win", "bool", True, "sender window of one BDP", _bool, "HAS_WIN"),
-    _p("global_t", "bool", True, "every flow uses the fabric's max BDP / RTT (else its pair's)", _bool, "GLOBAL_T"),
-    _p("var_win", "bool", False, "window scales with rate / line rate", _bool, "VAR_WIN"),
-    _p("rate_bound", "bool", True, "pace packets at the flow's rate (else line rate)", _bool, "RATE_BOUND"),
+       "packet or final ACK stalls its flow)", _float, None, 0, 1e9, dynamics=True),
+    _p("has_win", "bool", True, "sender window of one BDP", _bool, "HAS_WIN", dynamics=True),
+    _p("global_t", "bool", True, "every flow uses the fabric's max BDP / RTT (else its pair's)", _bool,
+       "GLOBAL_T", dynamics=True),
+    _p("var_win", "bool", False, "window scales with rate / line rate", _bool, "VAR_WIN", dynamics=True),
+    _p("rate_bound", "bool", True, "pace packets at the flow's rate (else line rate)", _bool, "RATE_BOUND",
+       dynamics=True),
     _p("error_rate_per_link", "prob", 0.0, "packet corruption probability on links whose file entry is 0",
-       _float, "ERROR_RATE_PER_LINK", 0.0, 1.0),
+       _float, "ERROR_RATE_PER_LINK", 0.0, 1.0, dynamics=True),
     _p("simulator_stop_time", "s", None, "stop the clock at this time (None: run until idle)", _float,
-       "SIMULATOR_STOP_TIME", 0, 1e6),
+       "SIMULATOR_STOP_TIME", 0, 1e6, dynamics=False),
     _p("time_quantum_ps", "ps", 1000, "tx-time resolution: 1000 truncates to whole ns like the "
-       "reference; 1 keeps picoseconds", _int, None, 1, 1000),
-    _p("seed", "int", 1, "seed of the simulation's random generator (ECN, link errors)", _int, None, 0, 2 ** 63),
+       "reference; 1 keeps picoseconds", _int, None, 1, 1000, dynamics=True),
+    _p("seed", "int", 1, "the run's realisation of every random choice: with ecn_rng=ns3 (the default) it is "
+       "the reference's run number (ns-3 RngRun; 1, the reference's default, reproduces its runs), with "
+       "ecn_rng=splitmix the seed of the simulation's own generator; link errors draw from that generator "
+       "seeded by it in both cases.  Another seed, another realisation of probabilistic ECN marking and "
+       "link errors; a run without either is the same for every seed", _int, None, 0, 2 ** 63,
+       dynamics=True),
     _p("ecn_rng", "name", "ns3", "random draws of probabilistic ECN marking: 'ns3' (the reference's "
-       "stream sequence: MRG32k3a streams of seed 1, run ns3_run, so that its runs are reproduced draw for "
-       "draw) or 'splitmix' (the simulation's own generator, seeded by `seed`)", _rng_name),
-    _p("ns3_run", "int", 1, "with ecn_rng=ns3: the reference's RngRun (another run number, another "
-       "realisation)", _int, None, 0, 2 ** 40),
+       "stream sequence: MRG32k3a streams of ns-3 seed 1 and run `seed`, so that its runs are reproduced "
+       "draw for draw) or 'splitmix' (the simulation's own generator, seeded by `seed`)", _rng_name,
+       dynamics=True),
     _p("ns3_stream_base", "int", -1, "with ecn_rng=ns3: stream index of the first draw (-1: derived from "
-       "the topology as the reference's set-up consumes streams)", _int, None, -1, 2 ** 62),
+       "the topology as the reference's set-up consumes streams)", _int, None, -1, 2 ** 62, dynamics=True),
     _p("max_flows", "flows", 0, "limit on flows (and connections) a simulation accepts (0 = unlimited); "
-       "exceeding it raises ResourceLimitError", _int, None, 0, 2 ** 31 - 1),
+       "exceeding it raises ResourceLimitError", _int, None, 0, 2 ** 31 - 1, dynamics=False),
     _p("max_packets", "packets", 0, "limit on packets alive at once (0 = unlimited); exceeding it "
-       "raises ResourceLimitError", _int, None, 0, 2 ** 31 - 1),
-    # --- congestion-control parameters (read now, used by the congestion-control issue)
-    _p("alpha_resume_interval", "us", 55.0, "DCQCN alpha update period", _float, "ALPHA_RESUME_INTERVAL", 0, 1e9),
+       "raises ResourceLimitError", _int, None, 0, 2 ** 31 - 1, dynamics=False),
+    # --- congestion-control parameters
+    _p("alpha_resume_interval", "us", 55.0, "DCQCN alpha update period", _float, "ALPHA_RESUME_INTERVAL", 0,
+       1e9, dynamics=True),
     _p("rate_decrease_interval", "us", 4.0, "DCQCN rate decrease check period", _float,
-       "RATE_DECREASE_INTERVAL", 0, 1e9),
-    _p("clamp_target_rate", "bool", False, "DCQCN sets Rt = Rc on every cut", _bool, "CLAMP_TARGET_RATE"),
-    _p("rp_timer", "us", 1500.0, "DCQCN rate increase timer", _float, "RP_TIMER", 0, 1e9),
-    _p("ewma_gain", "ratio", 1.0 / 16, "DCQCN g / DCTCP g", _float, "EWMA_GAIN", 0, 1),
-    _p("fast_recovery_times", "int", 5, "DCQCN fast recovery stages", _int, "FAST_RECOVERY_TIMES", 0, 1 << 20),
-    _p("rate_ai", "bps", 5_000_000, "additive increase", _rate, "RATE_AI", 0, 1e13),
-    _p("rate_hai", "bps", 50_000_000, "hyper additive increase", _rate, "RATE_HAI", 0, 1e13),
-    _p("min_rate", "bps", 100_000_000, "lowest sending rate", _rate, "MIN_RATE", 0, 1e13),
-    _p("dctcp_rate_ai", "bps", 1_000_000_000, "DCTCP additive increase per RTT", _rate, "DCTCP_RATE_AI", 0, 1e13),
-    _p("fast_react", "bool", True, "HPCC per-ACK reaction without committing Rc", _bool, "FAST_REACT"),
-    _p("u_target", "ratio", 0.95, "HPCC target utilisation eta", _float, "U_TARGET", 0.01, 1.0),
-    _p("mi_thresh", "int", 5, "HPCC additive stages before a multiplicative one", _int, "MI_THRESH", 0, 1 << 20),
-    _p("int_multi", "int", 1, "HPCC INT field unit multiplier", _int, "INT_MULTI", 1, 1 << 16),
-    _p("multi_rate", "bool", False, "HPCC per-hop rates", _bool, "MULTI_RATE"),
-    _p("sample_feedback", "bool", False, "HPCC sampled feedback", _bool, "SAMPLE_FEEDBACK"),
-    _p("rate_on_first_cnp", "ratio", 1.0, "DCQCN: Rc multiplier at the first CNP", _float, None, 0.0, 1.0),
-    _p("timely_alpha", "ratio", 0.875, "TIMELY EWMA weight of the RTT difference", _float, None, 0.0, 1.0),
-    _p("timely_beta", "ratio", 0.8, "TIMELY multiplicative decrease factor", _float, None, 0.0, 1.0),
-    _p("timely_t_low", "us", 50.0, "TIMELY: increase below this RTT", _float, None, 0, 1e9),
-    _p("timely_t_high", "us", 500.0, "TIMELY: decrease above this RTT", _float, None, 0, 1e9),
-    _p("timely_min_rtt", "us", 20.0, "TIMELY: gradient normaliser", _float, None, 0.001, 1e9),
+       "RATE_DECREASE_INTERVAL", 0, 1e9, dynamics=True),
+    _p("clamp_target_rate", "bool", False, "DCQCN sets Rt = Rc on every cut", _bool, "CLAMP_TARGET_RATE",
+       dynamics=True),
+    _p("rp_timer", "us", 1500.0, "DCQCN rate increase timer", _float, "RP_TIMER", 0, 1e9, dynamics=True),
+    _p("ewma_gain", "ratio", 1.0 / 16, "DCQCN g / DCTCP g", _float, "EWMA_GAIN", 0, 1, dynamics=True),
+    _p("fast_recovery_times", "int", 5, "DCQCN fast recovery stages", _int, "FAST_RECOVERY_TIMES", 0, 1 << 20,
+       dynamics=True),
+    _p("rate_ai", "bps", 5_000_000, "additive increase", _rate, "RATE_AI", 0, 1e13, dynamics=True),
+    _p("rate_hai", "bps", 50_000_000, "hyper additive increase", _rate, "RATE_HAI", 0, 1e13, dynamics=True),
+    _p("min_rate", "bps", 100_000_000, "lowest sending rate", _rate, "MIN_RATE", 0, 1e13, dynamics=True),
+    _p("dctcp_rate_ai", "bps", 1_000_000_000, "DCTCP additive increase per RTT", _rate, "DCTCP_RATE_AI", 0,
+       1e13, dynamics=True),
+    _p("fast_react", "bool", True, "HPCC per-ACK reaction without committing Rc", _bool, "FAST_REACT",
+       dynamics=True),
+    _p("u_target", "ratio", 0.95, "HPCC target utilisation eta", _float, "U_TARGET", 0.01, 1.0, dynamics=True),
+    _p("mi_thresh", "int", 5, "HPCC additive stages before a multiplicative one", _int, "MI_THRESH", 0, 1 << 20,
+       dynamics=True),
+    _p("int_multi", "int", 1, "HPCC INT field unit multiplier", _int, "INT_MULTI", 1, 1 << 16, dynamics=True),
+    _p("multi_rate", "bool", False, "HPCC per-hop rates", _bool, "MULTI_RATE", dynamics=True),
+    _p("sample_feedback", "bool", False, "HPCC sampled feedback", _bool, "SAMPLE_FEEDBACK", dynamics=True),
+    _p("rate_on_first_cnp", "ratio", 1.0, "DCQCN: Rc multiplier at the first CNP", _float, None, 0.0, 1.0,
+       dynamics=True),
+    _p("timely_alpha", "ratio", 0.875, "TIMELY EWMA weight of the RTT difference", _float, None, 0.0, 1.0,
+       dynamics=True),
+    _p("timely_beta", "ratio", 0.8, "TIMELY multiplicative decrease factor", _float, None, 0.0, 1.0,
+       dynamics=True),
+    _p("timely_t_low", "us", 50.0, "TIMELY: increase below this RTT", _float, None, 0, 1e9, dynamics=True),
+    _p("timely_t_high", "us", 500.0, "TIMELY: decrease above this RTT", _float, None, 0, 1e9, dynamics=True),
+    _p("timely_min_rtt", "us", 20.0, "TIMELY: gradient normaliser", _float, None, 0.001, 1e9, dynamics=True),
     _p("sample_interval", "us", 0.0, "record every running flow's rate and every non-empty switch queue "
-       "this often (0 = off); see Network.samples() and `python -m wormhole plot`", _float, None, 0, 1e9),
-    _p("accelerate", "bool", False, "fast-forward steady partitions (the Wormhole method)", _bool),
+       "this often (0 = off); see Network.samples() and `python -m wormhole plot`", _float, None, 0, 1e9,
+       dynamics=False),
+    # --- the accelerator: all but the on/off switches change an accelerated run's trajectory, and so
+    # the state in which convergences are stored: they are part of the memo key
+    _p("accelerate", "bool", False, "fast-forward steady partitions (the Wormhole method)", _bool,
+       dynamics=False),
     _p("steady_window", "samples", 2000, "rate samples per flow in the steady-state test (l)", _int, None, 2,
-       1_000_000),
+       1_000_000, dynamics=True),
     _p("steady_theta", "ratio", 0.05, "a flow is steady when (max - min) / mean of its window < theta (0: never)",
-       _float, None, 0.0, 10.0),
+       _float, None, 0.0, 10.0, dynamics=True),
     _p("min_skip", "us", 2.0, "fast-forward only when the next interrupt is at least this far", _float, None,
-       0.0, 1e9),
+       0.0, 1e9, dynamics=True),
     _p("skip_margin", "bytes", 0, "bytes each flow still simulates packet by packet before an interrupt "
-       "(0: 16 packets)", _int, None, 0, 1 << 40),
+       "(0: 16 packets)", _int, None, 0, 1 << 40, dynamics=True),
     _p("steady_check_every", "samples", 8, "re-check a steady flow's partition every this many samples", _int,
-       None, 1, 1 << 30),
+       None, 1, 1 << 30, dynamics=True),
     _p("memo", "bool", True, "with accelerate: memoize partition convergences (canonical conflict graphs)",
-       _bool),
-    _p("memo_db", "path", None, "SQLite file of the memo database, reused across runs (None: in memory)",
-       _str),
+       _bool, dynamics=False),
+    _p("memo_db", "path", None, "SQLite file of the memo database, reused across runs (None: in memory); "
+       "entries are keyed by the conflict graph, every parameter that changes dynamics and the fabric-wide "
+       "window and base RTT, so one file can serve several configurations and fabrics", _str, dynamics=False),
     _p("flow_model", "name", "cm02", "flow backend sharing model: cm02 (SimGrid: latency phase, shares weighted "
-       "by 1 / route latency) or maxmin (plain max-min)", _flow_model),
+       "by 1 / route latency) or maxmin (plain max-min)", _flow_model, dynamics=False),
     _p("flow_window", "bytes", 0.0, "flow backend: bound each flow at window / (2 x route latency) (0: none)",
-       _float, None, 0.0, 1e15),
-    _p("pint_log_base", "ratio", 1.05, "HPCC-PINT log base", _float, "PINT_LOG_BASE", 1.0, 10.0),
-    _p("pint_prob", "prob", 1.0, "HPCC-PINT sampling probability", _float, "PINT_PROB", 0.0, 1.0),
+       _float, None, 0.0, 1e15, dynamics=False),
+    _p("pint_log_base", "ratio", 1.05, "HPCC-PINT log base (accepted; HPCC-PINT is not implemented: no effect)",
+       _float, "PINT_LOG_BASE", 1.0, 10.0, dynamics=False),
+    _p("pint_prob", "prob", 1.0, "HPCC-PINT sampling probability (accepted; no effect)", _float, "PINT_PROB",
+       0.0, 1.0, dynamics=False),
 )
+
+# Names that meant something once; setting them says what replaced them.
+REMOVED = {
+    "ns3_run": "ns3_run was removed: with ecn_rng=ns3 the seed is the reference's run number (RngRun); "
+               "give seed=N instead",
+}
 
 _BY_NAME = {p.name: p for p in PARAMS}
 _BY_KEY = {p.ref_key: p for p in PARAMS if p.ref_key}
@@ -250,35 +312,94 @@ def parse_rate_map(text, what, file=None, line=None):
         raise ConfigError("bad %s: expected 'N rate value ...'" % what, file, line, text)
 
 
-class Config:
-    """Parameter values over the registry's defaults.
+def _preset_of(given):
+    """The preset that ``given`` (explicit values) selects as its base, or None."""
+    name = given.get("preset", "auto")
+    cc = given.get("cc")
+    if name == "none":
+        return None
+    if name == "auto":
+        return None if cc in (None, "none") else cc
+    own = _preset_values(name, NOMINAL_GBPS)["cc"]
+    if cc is not None and cc != own:
+        raise ConfigError("cc %r conflicts with preset %r, a preset of %s (give preset='auto' to start from the "
+                          "preset of %s, or preset='none' for the registry defaults)" % (cc, name, own, cc),
+                          value=cc)
+    return name
 
-    ``Config(cc="dcqcn", buffer_size=32)``; unknown names raise ConfigError.
-    ``files`` holds the reference file keys (TOPOLOGY_FILE, ...) when read from
-    a config file, with paths resolved against the file's folder."""
+
+def _resolve(given, fabric=None):
+    """Every parameter's value: registry defaults, then the preset, then ``given``.
+    ``fabric`` is (NIC Gb/s, link rates bps) of the topology the Config was
+    prepared for (``Config.for_topology``), or None."""
+    v = {p.name: p.default for p in PARAMS}
+    name = _preset_of(given)
+    if name is not None:
+        gbps, rates = fabric if fabric is not None else (NOMINAL_GBPS, ())
+        for k, x in _preset_values(name, given.get("preset_gbps") or gbps, rates).items():
+            v[k] = _BY_NAME[k].parse(x)
+    v.update(given)
+    return v
+
+
+class Config:
+    """Parameter values: the explicitly given ones over a base.
+
+    ``Config(cc="dcqcn", buffer_size=32)``: every parameter not given comes from the
+    reference run script's preset of the algorithm (``preset='auto'``), at the NIC
+    rate of the fabric it is used on (``preset_gbps``), as ``--cc dcqcn`` in the
+    CLI; ``cc="none"`` has no preset and uses the registry defaults.
+    ``Config.generic(cc=...)`` (``preset='none'``) and ``Config.from_file`` start
+    from the registry defaults (the reference's C++ defaults) instead.
+    Unknown names and bad values raise ConfigError.  ``files`` holds the reference
+    file keys (TOPOLOGY_FILE, ...) when read from a config file, with paths
+    resolved against the file's folder."""
 
     def __init__(self, **values):
-        self._v = {p.name: p.default for p in PARAMS}
+        self._given = {}
+        self._fabric = None
+        self._v = _resolve(self._given)
         self.files = {}
         self.source = None
-        for k, v in values.items():
-            self.set(k, v)
+        self._update(values)
 
-    def set(self, name, value, file=None, line=None):
+    @staticmethod
+    def _parse(name, value, file=None, line=None):
         p = _BY_NAME.get(name)
         if p is None:
+            if name in REMOVED:
+                raise ConfigError(REMOVED[name], file, line, value)
             raise ConfigError("unknown parameter %r" % name, file, line, value)
         if value is None:
-            self._v[name] = None
-            return
+            if name == "preset":
+                return "none"
+            if p.default is not None:
+                raise ConfigError("%s cannot be None (default %s)" % (name, p.default), file, line, value)
+            return None
         try:
             v = p.parse(value)
         except (ValueError, TypeError) as e:
             raise ConfigError("bad value for %s: %s" % (name, e), file, line, value)
         _check_range(p, v, file, line)
-        if name.endswith("_map") and v is not None:
+        if name.endswith("_map"):
             parse_rate_map(v, name, file, line)
-        self._v[name] = v
+        return v
+
+    def _update(self, values, file=None, line=None):
+        given = dict(self._given)
+        for k, v in values.items():
+            given[k] = self._parse(k, v, file, line)
+        try:
+            v = _resolve(given, self._fabric)
+        except ConfigError as e:
+            if file is not None and e.file is None:
+                raise ConfigError(e.message, file, line, e.value)
+            raise
+        self._given, self._v = given, v
+
+    def set(self, name, value, file=None, line=None):
+        """Give ``name`` explicitly (it no longer follows the preset)."""
+        self._update({name: value}, file, line)
 
     def __getattr__(self, name):
         if name.startswith("_"):
@@ -294,34 +415,91 @@ class Config:
     def as_dict(self):
         return dict(self._v)
 
+    @property
+    def explicit(self):
+        """The explicitly given values (the rest come from the preset or the registry)."""
+        return dict(self._given)
+
+    @property
+    def preset_name(self):
+        """The preset the values not given come from (None: the registry defaults)."""
+        return _preset_of(self._given)
+
     def copy(self, **overrides):
-        c = Config()
+        """A copy with ``overrides`` given explicitly on top; the base stays (a
+        preset follows a changed ``cc`` under preset='auto')."""
+        c = Config.__new__(Config)
+        c._given = dict(self._given)
+        c._fabric = self._fabric
         c._v = dict(self._v)
         c.files = dict(self.files)
         c.source = self.source
-        for k, v in overrides.items():
-            c.set(k, v)
+        c._update(overrides)
         return c
+
+    def for_topology(self, topology):
+        """The Config a Network on ``topology`` uses: its preset (if any) at the
+        topology's NIC rate unless ``preset_gbps`` fixes one (as the CLI's ``--cc``
+        computes it: ``round(nic_rate / 1e9)``, at least 1), with ECN map entries
+        for every link rate of the topology by the run script's rule."""
+        if self.preset_name is None:
+            return self
+        gbps = max(1, round(topology.nic_rate() / 1e9)) if len(topology.hosts) else NOMINAL_GBPS
+        c = self.copy()
+        c._fabric = (gbps, tuple(sorted({int(l.rate_bps) for l in topology.links})))
+        c._v = _resolve(c._given, c._fabric)
+        return c
+
+    @property
+    def nic_gbps(self):
+        """NIC rate (Gb/s) the preset's values are computed for (None without a preset)."""
+        if self.preset_name is None:
+            return None
+        return self._v["preset_gbps"] or (self._fabric[0] if self._fabric else NOMINAL_GBPS)
 
     def rate_map(self, name):
         v = self._v[name]
         return None if v is None else parse_rate_map(v, name)
 
+    def key_values(self):
+        """[(name, value)] of every parameter that changes dynamics (the
+        registry's ``dynamics`` flag), in registry order, with rate maps in a
+        canonical form: what a memoized convergence depends on beyond the graph."""
+        out = []
+        for p in PARAMS:
+            if p.dynamics:
+                v = self._v[p.name]
+                if p.name.endswith("_map") and v is not None:
+                    v = sorted(parse_rate_map(v, p.name).items())
+                out.append((p.name, v))
+        return out
+
     @classmethod
-    def preset(cls, name, nic_gbps=100, **overrides):
+    def generic(cls, **values):
+        """Registry defaults (the reference's C++ defaults) for every parameter not
+        in ``values``, whatever the algorithm: ``Config(preset='none', ...)``."""
+        values.setdefault("preset", "none")
+        return cls(**values)
+
+    @classmethod
+    def preset(cls, name, nic_gbps=None, **overrides):
         """The reference run script's parameters for ``name`` (dcqcn, dcqcn_paper,
         dcqcn_vwin, dcqcn_paper_vwin, hpcc, timely, timely_vwin, dctcp) at a NIC
-        rate of ``nic_gbps``, then ``overrides``."""
-        from .cc import preset
-        values = preset(name, nic_gbps)
+        rate of ``nic_gbps`` (None: the fabric's, when a Network is built), then
+        ``overrides``.  ``Config.preset('hpcc')`` is ``Config(cc='hpcc')``."""
+        values = {"preset": name}
+        if nic_gbps is not None:
+            values["preset_gbps"] = nic_gbps
         values.update(overrides)
         return cls(**values)
 
     @classmethod
     def from_file(cls, path):
-        """Read a reference ``config.txt`` (KEY value per line).  Unknown keys and
-        bad values raise ConfigError naming the file and line."""
-        cfg = cls()
+        """Read a reference ``config.txt`` (KEY value per line): the registry
+        defaults (preset='none') for keys it omits, since the file is the whole
+        configuration.  Unknown keys and bad values raise ConfigError naming the
+        file and line."""
+        cfg = cls(preset="none")
         cfg.source = str(path)
         base = os.path.dirname(os.path.abspath(path))
         text = read_text(path, ConfigError, "config")
@@ -355,14 +533,55 @@ class Config:
         return cfg
 
 
+def preset_differences(gbps=NOMINAL_GBPS):
+    """{name: {"default": registry default, cc: value of Config(cc=cc)}} for every
+    parameter where the preset of some algorithm differs from the registry."""
+    algs = [c for c in CC_NAMES if c != "none"]
+    base = {p.name: p.default for p in PARAMS}
+    per = {c: Config(cc=c, preset_gbps=gbps).as_dict() for c in algs}
+    out = {}
+    for p in PARAMS:
+        if p.name in ("cc", "preset", "preset_gbps"):
+            continue
+        if any(per[c][p.name] != base[p.name] for c in algs):
+            out[p.name] = dict({"default": base[p.name]}, **{c: per[c][p.name] for c in algs})
+    return out
+
+
+def _presets_markdown():
+    algs = [c for c in CC_NAMES if c != "none"]
+    lines = ["", "## Defaults of `Config(cc=X)` and `--cc X`", "",
+             "`Config(cc=X)`, `Network(topology, cc=X)`, `Config.preset(X)`, `python -m wormhole run --cc X` "
+             "(without `--config`) and `python -m wormhole.bench --cc X` all mean one thing: every parameter not "
+             "given explicitly comes from the reference run script's preset for X (`preset=auto`), scaled to the "
+             "fabric's NIC rate when the Network is built.  `cc=none` has no preset: the registry defaults above.  "
+             "`Config.from_file` (a reference config.txt, which is the whole configuration; `--config`, where "
+             "`--cc` then replaces CC_MODE only) and `Config.generic(cc=X)` (`preset=none`) use the registry "
+             "defaults of the table above for what they do not set.  Where the presets differ from the registry "
+             "defaults (at %d Gb/s; rate_ai, rate_hai, int_multi, buffer_size and the ECN maps scale with the "
+             "NIC rate):" % NOMINAL_GBPS, "",
+             "| name | registry default (`Config.generic`, config.txt) | " + " | ".join(algs) + " |",
+             "|---|---|" + "---|" * len(algs)]
+    for name, row in preset_differences().items():
+        lines.append("| `%s` | %s | %s |" % (name, row["default"], " | ".join(str(row[c]) for c in algs)))
+    return lines
+
+
 def docs_markdown():
     """The configuration reference, generated from the registry."""
     lines = ["| name | unit | default | config.txt key | meaning |", "|---|---|---|---|---|"]
     for p in PARAMS:
         lines.append("| `%s` | %s | %s | %s | %s |" % (p.name, p.unit, p.default, p.ref_key or "",
                                                         p.doc.replace("|", "/")))
+    lines += _presets_markdown()
     return "\n".join(lines) + "\n"
 
 
 def cli_help():
-    return "\n".join("  %-24s %s (default %s %s)" % (p.name, p.doc, p.default, p.unit) for p in PARAMS)
+    rows = ["  %-24s %s (default %s %s)" % (p.name, p.doc, p.default, p.unit) for p in PARAMS]
+    rows.append("")
+    rows.append("defaults: --cc X (without --config) starts every parameter not set from the reference run "
+                "script's preset for X at the topology's NIC rate, as Config(cc=X) in the API; the defaults above "
+                "are the registry's (--cc none, --config files, Config.generic). `python -m wormhole params` "
+                "lists where the presets differ.")
+    return "\n".join(rows)

@@ -103,15 +103,16 @@ class Network:
     def __new__(cls, topology, config=None, *, backend="packet", **overrides):
         if backend == "flow":
             from .flowlevel import FlowNetwork
-            cfg = _as_config(config, overrides)
-            return FlowNetwork(_as_topology(topology), cfg, cfg.flow_model)
+            topo = _as_topology(topology)
+            cfg = _as_config(config, overrides).for_topology(topo)
+            return FlowNetwork(topo, cfg, cfg.flow_model)
         if backend != "packet":
             raise NotAvailableError("unknown backend %r (packet, flow)" % backend, value=backend)
         return super().__new__(cls)
 
     def __init__(self, topology, config=None, *, backend="packet", **overrides):
-        self.config = _as_config(config, overrides)
         self.topology = _as_topology(topology)
+        self.config = _as_config(config, overrides).for_topology(self.topology)
         self.fabric = Fabric(self.topology, self.config)
         self._kernel = Kernel()
         self._kernel.build(self.fabric.kernel_arrays(), self._kernel_params())
@@ -174,7 +175,7 @@ class Network:
         base = int(c.ns3_stream_base)
         if base < 0:
             base = setup_streams(self.topology)
-        return stream_params(base, run=int(c.ns3_run))
+        return stream_params(base, run=int(c.seed))     # the seed is the reference's RngRun
 
     # -- the API ------------------------------------------------------------
     @property

@@ -1,20 +1,24 @@
 """Memoized convergence (the Wormhole method's database).
 
 When a partition forms, the conflict graph of its sending flows (vertex =
-flow, coloured by its quantized rate, its path's bottleneck rate, hop count
-and propagation round trip; edge weight = number of directed ports two flows
-share) is
-canonicalised with pynauty; the key adds what changes the outcome beyond the
-graph: the congestion-control algorithm and its parameters.  On a miss the partition is watched until it
-becomes steady, then the convergence is stored: its duration, the bytes each
-flow moved meanwhile and each flow's end rate and congestion-control state, in
-canonical vertex order.  On a hit the stored convergence is applied through the
-canonical relabelling (the kernel fast-forwards the partition by the stored
-duration and sets the stored state), and the partition then fast-forwards at
-the steady goodputs measured when the entry was stored.  A connection that gets
-data again after an idle spell adds a sending flow to its partition, which is
-looked up as a newly formed one.  Partitions that form at the same moment as
-a pending miss with the same key and the same state mirror it (Memo._mirror).
+flow, coloured by its rate quantized to its bottleneck and the rate and delay
+of every link of its data and ACK paths; edge weight = number of directed
+ports two flows share) is canonicalised with pynauty; the key adds what
+changes the outcome beyond the graph (``parameters_key``): every parameter the
+registry flags as changing dynamics (``Param.dynamics``) and the fabric-wide
+window and base RTT every flow uses under ``global_t`` (without it, a flow's
+own pair's window and RTT are in its colour), so that a database shared by
+several configurations or fabrics never replays another one's convergence. On
+a miss the partition is watched until it becomes steady, then the convergence
+is stored: its duration, the bytes each flow moved meanwhile and each flow's
+end rate and congestion-control state, in canonical vertex order. On a hit the
+stored convergence is applied through the canonical relabelling (the kernel
+fast-forwards the partition by the stored duration and sets the stored state),
+and the partition then fast-forwards at the steady goodputs measured when the
+entry was stored. A connection that gets data again after an idle spell adds a
+sending flow to its partition, which is looked up as a newly formed one.
+Partitions that form at the same moment as a pending miss with the same key
+and the same state mirror it (Memo._mirror).
 """
 import hashlib
 import json
@@ -25,7 +29,8 @@ import pynauty
 
 from ..errors import WormholeError
 
-MEMO_VERSION = 4       # 3: the graph of the sending flows only, entries hold steady goodputs; 4: RTT colour
+MEMO_VERSION = 5       # 3: the graph of the sending flows only, entries hold steady goodputs; 4: RTT colour;
+#                       5: every dynamics parameter, the fabric-wide window / RTT and the path's links in the key
 MAX_FLOWS = 64          # larger partitions are not memoized (canonical labelling cost)
 
 
@@ -34,8 +39,30 @@ def sending(net, f):
     return net.flow(f).size > net._kernel.snd_una(f)
 
 
+def window_rtt(net, src, dst):
+    """(window bytes, base RTT ns) a flow from ``src`` to ``dst`` gets (as
+    Network.send computes them): the fabric-wide maxima under global_t."""
+    c, fab = net.config, net.fabric
+    if c.global_t:
+        return (fab.max_bdp if c.has_win else 0), fab.max_rtt_ns
+    hs, hd = int(fab.host_idx[src]), int(fab.host_idx[dst])
+    return (int(fab.pair_bdp[hs, hd]) if c.has_win else 0), int(fab.pair_rtt_ns[hs, hd])
+
+
+def parameters_key(net):
+    """What every convergence of ``net`` depends on beyond its conflict graph:
+    the value of every parameter the registry flags as changing dynamics, and
+    under global_t the fabric-wide window and base RTT (JSON text)."""
+    c = net.config
+    fabric_wide = list(window_rtt(net, None, None)) if c.global_t else None
+    return json.dumps([MEMO_VERSION, c.key_values(), fabric_wide], separators=(",", ":"))
+
+
 def conflict_graph(net, flows):
-    """(colours, weighted edges) of the flow conflict graph of ``flows``."""
+    """(colours, weighted edges) of the flow conflict graph of ``flows``.  A
+    flow's colour is its rate in 1/32 of its bottleneck, the rate and delay of
+    every link of its data and ACK paths, and (without global_t) its own window
+    and base RTT."""
     fab = net.fabric
     ports = [set(net.flow_path(f)) | set(net.flow_path(f, reverse=True)) for f in flows]
     colours = []
@@ -44,8 +71,13 @@ def conflict_graph(net, flows):
         bottleneck = min(int(fab.port_rate[p]) for p in path)
         rate = net._kernel.cc_vector(f)[0]
         q = int(round(32 * rate / bottleneck)) if bottleneck else 0     # rate in 1/32 of the bottleneck
-        rtt = sum(int(fab.port_delay[p]) for p in path) + sum(int(fab.port_delay[p]) for p in rpath)
-        colours.append((q, bottleneck, len(path), rtt))
+        links = tuple((int(fab.port_rate[p]), int(fab.port_delay[p])) for p in path)
+        rlinks = tuple((int(fab.port_rate[p]), int(fab.port_delay[p])) for p in rpath)
+        own = ()
+        if not net.config.global_t:
+            r = net.flow(f)
+            own = window_rtt(net, r.src, r.dst)
+        colours.append((q, links, rlinks, own))
     edges = {}
     for i in range(len(flows)):
         for j in range(i + 1, len(flows)):
@@ -125,10 +157,7 @@ class Memo:
     def __init__(self, net, path=None):
         self.net = net
         self.db = MemoDB(path)
-        c = net.config
-        self.extra = json.dumps([c.cc, c.rate_ai, c.rate_hai, c.min_rate, c.u_target, c.mi_thresh, c.fast_react,
-                                 c.ewma_gain, c.rp_timer, c.alpha_resume_interval, c.rate_decrease_interval,
-                                 c.has_win, c.var_win, c.mtu, c.steady_theta, c.steady_window])
+        self.extra = parameters_key(net)
         self.pending = {}       # partition -> (version, key, canonical flows, t0, their snd_una)
         self.forming = {}       # key -> partition of a pending miss that formed at forming_t
         self.forming_t = -1
