@@ -332,19 +332,21 @@ def test_a_model_the_pool_lacks_is_never_replaced(pool, tmp_path):
     assert {j.model_source for j in res.jobs} == {"trace"} and res.stats["models_drawn"] == 0
 
 
-def test_cluster_command_refuses_unknown_models_and_says_when_it_draws(tmp_path):
+def test_cluster_command_refuses_unknown_models_and_says_when_it_draws(tmp_path, capsys):
+    from wormhole.cli import main         # in this process (run_cli: the same main in a new interpreter)
     bad = tmp_path / "t.csv"
     bad.write_text("job_id,model,arrival_time,duration,gpu_workers\n0,bert,0,10,2\n1,llama99,0,10,2\n")
     out = tmp_path / "out"
-    r = run_cli("cluster", "--trace", str(bad), "--cluster", "testbed-16gpu", "--contention", "none",
-                "--out", str(out))
-    assert r.returncode == 2 and r.stderr.count("\n") == 1 and "Traceback" not in r.stderr
-    assert "t.csv:3" in r.stderr and "'llama99' is not in the pool" in r.stderr and not out.exists()
+    code = main(["cluster", "--trace", str(bad), "--cluster", "testbed-16gpu", "--contention", "none",
+                 "--out", str(out)])
+    err = capsys.readouterr().err
+    assert code == 2 and err.count("\n") == 1 and "Traceback" not in err
+    assert "t.csv:3" in err and "'llama99' is not in the pool" in err and not out.exists()
     bad.write_text("job_id,num_gpu,submit_time,duration\n0,1,0,10\n1,2,5,10\n")
-    r = run_cli("cluster", "--trace", str(bad), "--cluster", "testbed-16gpu", "--contention", "none",
-                "--seed", "3", "--out", str(out))
-    assert r.returncode == 0, r.stderr
-    assert "no model column: the models of 2 jobs were drawn from pool v100 (--seed 3" in r.stdout
+    code = main(["cluster", "--trace", str(bad), "--cluster", "testbed-16gpu", "--contention", "none",
+                 "--seed", "3", "--out", str(out)])
+    assert code == 0
+    assert "no model column: the models of 2 jobs were drawn from pool v100 (--seed 3" in capsys.readouterr().out
     rows = (out / "none" / "jobs.csv").read_text().splitlines()
     assert rows[0].endswith(",model_source") and all(x.endswith(",drawn") for x in rows[1:])
     assert "models_drawn" in (out / "summary.csv").read_text().splitlines()[0]

@@ -185,3 +185,36 @@ def test_the_workload_layer_runs_on_the_flow_backend():
     c = RingAllReduce(Transport(net), [0, 8, 16, 24], 8_000_000, on_done=done.append).start()
     net.run()
     assert done == [c] and c.sent_bytes == [12_000_000] * 4
+
+
+def test_the_flow_backend_names_itself_for_what_it_lacks():
+    """No packets, CC, queues, PFC or accelerator: NotAvailableError naming the
+    backend, not AttributeError; no packet counters in its stats."""
+    net = wh.Network(wh.star(3), backend="flow")
+    net.send(0, 2, 1_000_000)
+    net.run()
+    for call in (net.samples, lambda: net.cc_state(0), lambda: net.port_state(0), net.pfc_records, net.pfc_lines,
+                 net.partitions):
+        with pytest.raises(wh.NotAvailableError, match="not available on the flow backend"):
+            call()
+    st = net.stats
+    assert st["backend"] == "flow" and st["events"] > 0
+    assert not {"data_packets", "events_skipped", "pfc_pauses", "drops"} & set(st)
+
+
+def test_flow_paths_are_the_packet_kernels():
+    """Routes, data and ACK directions, equal the packet kernel's ECMP choices."""
+    topo = wh.fat_tree(4)
+    nets = [wh.Network(topo, wh.Config(cc="none"), backend=b) for b in ("packet", "flow")]
+    rng = np.random.default_rng(5)
+    hosts = topo.hosts
+    for _ in range(60):
+        a, b = (int(x) for x in rng.choice(hosts, 2, replace=False))
+        dport = int(rng.integers(100, 200))
+        ids = [n.send(a, b, 1000, dport=dport) for n in nets]
+        assert ids[0] == ids[1]
+    for fid in range(60):
+        for rev in (False, True):
+            assert nets[1].flow_path(fid, reverse=rev) == nets[0].flow_path(fid, reverse=rev)
+    with pytest.raises(wh.WormholeError, match="no such flow"):
+        nets[1].flow_path(60)

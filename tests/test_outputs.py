@@ -31,6 +31,24 @@ def _one_line_exit_2(p, *needles):
         assert n in p.stderr, p.stderr
 
 
+class _Done:
+    def __init__(self, returncode, out, err):
+        self.returncode, self.stdout, self.stderr = returncode, out, err
+
+
+@pytest.fixture
+def cli(capsys):
+    """``python -m wormhole ARGS`` (or ``wormhole.bench`` with bench=True) in this
+    process: the same main() as run_cli's, without a new interpreter per case."""
+    def call(*args, bench=False):
+        from wormhole import bench as bench_mod, cli as cli_mod
+        capsys.readouterr()
+        code = (bench_mod.main if bench else cli_mod.main)([str(a) for a in args])
+        out, err = capsys.readouterr()
+        return _Done(code, out, err)
+    return call
+
+
 # ------------------------------------------------------------------ the checks
 def test_check_folder_cases(tmp_path):
     (tmp_path / "f").write_text("x")
@@ -109,7 +127,7 @@ def _run_args(out, *extra):
 
 @pytest.mark.parametrize("case", ["out_is_file", "stats_is_folder", "stats_parent_missing", "out_unwritable",
                                   "trace_is_file", "stats_is_fct"])
-def test_run_checks_outputs_before_simulating(tmp_path, case):
+def test_run_checks_outputs_before_simulating(tmp_path, case, cli):
     (tmp_path / "file").write_text("x")
     out, extra, needle = tmp_path / "o", [], None
     if case == "out_is_file":
@@ -126,7 +144,7 @@ def test_run_checks_outputs_before_simulating(tmp_path, case):
         extra, needle = ["--trace", str(tmp_path / "file")], "--trace is an existing file"
     else:
         extra, needle = ["--stats-json", str(out / "fct.txt")], "--out and --stats-json name the same file"
-    _one_line_exit_2(run_cli(*_run_args(out, *extra)), needle)
+    _one_line_exit_2(cli(*_run_args(out, *extra)), needle)
     assert _tree(str(tmp_path)) == ["file"]
 
 
@@ -142,32 +160,25 @@ def test_run_writes_every_output_with_the_umask_mode(tmp_path):
     json.loads((tmp_path / "o" / "stats.json").read_text())
 
 
-def test_other_commands_check_outputs_first(tmp_path):
+def test_other_commands_check_outputs_first(tmp_path, cli):
     (tmp_path / "file").write_text("x")
     cfg = os.path.join(DATA, "hpcc-ns3-runs", "incast8_hpcc", "config.txt")
     _one_line_exit_2(run_cli("fidelity", "--config", cfg, "--out", str(tmp_path / "file")),
                      "--out is an existing file")
-    _one_line_exit_2(run_cli("fidelity", "--out", str(tmp_path / "f"), "--bench", "gpt7b", "--gpus", "16",
-                             "--memo-db", str(tmp_path / "no" / "m.db")), "--memo-db", "does not exist")
-    _one_line_exit_2(run_cli("cluster", "--trace", TRACE16, "--cluster", "testbed-16gpu", "--contention",
-                             "none,flow", "--out", str(tmp_path / "no" / "out")), "parent folder")
+    _one_line_exit_2(cli("fidelity", "--out", tmp_path / "f", "--bench", "gpt7b", "--gpus", "16",
+                         "--memo-db", tmp_path / "no" / "m.db"), "--memo-db", "does not exist")
+    _one_line_exit_2(cli("cluster", "--trace", TRACE16, "--cluster", "testbed-16gpu", "--contention",
+                         "none,flow", "--out", tmp_path / "no" / "out"), "parent folder")
     os.makedirs(tmp_path / "c" / "flow" / "jct.png")
-    _one_line_exit_2(run_cli("cluster", "--trace", TRACE16, "--cluster", "testbed-16gpu", "--contention",
-                             "none,flow", "--out", str(tmp_path / "c")), "jct.png is a folder in the way")
-    _one_line_exit_2(run_cli("cluster-pool", "--describe", "x.yaml", "--cluster", "testbed-16gpu", "--out",
-                             str(tmp_path)), "--out is an existing folder")
-    _one_line_exit_2(run_cli("plot", "--trace", str(tmp_path), "--out", str(tmp_path / "file")),
-                     "--out is an existing file")
-    assert _tree(str(tmp_path)) == ["file"]
-
-
-def test_bench_checks_the_memo_db_before_simulating(tmp_path):
-    import subprocess
-    import wormhole
-    env = dict(os.environ, PYTHONPATH=os.path.dirname(os.path.dirname(os.path.abspath(wormhole.__file__))))
-    p = subprocess.run([sys.executable, "-m", "wormhole.bench", "gpt7b", "--gpus", "16", "--memo-db",
-                        str(tmp_path)], capture_output=True, text=True, env=env, cwd=str(tmp_path), timeout=120)
-    _one_line_exit_2(p, "--memo-db is an existing folder")
+    _one_line_exit_2(cli("cluster", "--trace", TRACE16, "--cluster", "testbed-16gpu", "--contention",
+                         "none,flow", "--out", tmp_path / "c"), "jct.png is a folder in the way")
+    os.removedirs(tmp_path / "c" / "flow" / "jct.png")
+    _one_line_exit_2(cli("cluster-pool", "--describe", "x.yaml", "--cluster", "testbed-16gpu", "--out",
+                         tmp_path), "--out is an existing folder")
+    _one_line_exit_2(cli("plot", "--trace", tmp_path, "--out", tmp_path / "file"), "--out is an existing file")
+    _one_line_exit_2(cli("gpt7b", "--gpus", "16", "--memo-db", tmp_path, bench=True),
+                     "--memo-db is an existing folder")
+    assert _tree(str(tmp_path)) == ["file"] and os.listdir(tmp_path) == ["file"]
 
 
 def test_cluster_writes_all_reports_or_none(tmp_path, monkeypatch):

@@ -131,8 +131,9 @@ def _workload_parser():
     ap.add_argument("model", help="a preset (%s) or 'simai' with --workload FILE" % ", ".join(WORKLOADS))
     ap.add_argument("--gpus", type=int, default=128)
     ap.add_argument("--cc", default="hpcc", help="congestion control preset (%s)" % ", ".join(PRESETS))
-    ap.add_argument("--mode", default="accelerated", choices=("full", "accelerated"),
-                    help="accelerated (default): the Wormhole fast-forward; full: every packet event")
+    ap.add_argument("--mode", choices=("full", "accelerated"),
+                    help="of the packet backend: accelerated (default), the Wormhole fast-forward; full, every "
+                         "packet event (the flow backend has no packets and takes no --mode)")
     ap.add_argument("--tp", type=int)
     ap.add_argument("--pp", type=int)
     ap.add_argument("--dp", type=int)
@@ -148,7 +149,8 @@ def _workload_parser():
     ap.add_argument("--memo-db", metavar="FILE", help="SQLite memo database reused across runs (accelerated mode; "
                     "created if missing, in an existing folder; an existing database is read and extended)")
     ap.add_argument("--backend", default="packet", choices=("packet", "flow"),
-                    help="packet kernel, or the flow-level (max-min, CM02) backend")
+                    help="packet kernel (default), or the flow-level backend (CM02 max-min sharing of fluid flows: "
+                         "no packets, queues or congestion control; --cc is ignored)")
     ap.add_argument("--json", action="store_true", help="print one JSON object")
     ap.add_argument("--no-progress", action="store_true")
     return ap
@@ -159,6 +161,7 @@ def run_workload(args, keep=None):
     ``keep`` is a dict, put the network and the job in it)."""
     from .units import gbps
     from .workload import SimAIIteration, TrainingJob, load_preset, read_simai
+    args.mode = resolve_mode(args.backend, args.mode)
     if args.topology:
         topo = wh.read_topology(args.topology)
     else:
@@ -213,9 +216,14 @@ def run_workload(args, keep=None):
     if keep is not None:
         keep["net"], keep["job"] = net, job
     rep = dict(job.summary())
-    rep.update({"cc": args.cc, "mode": args.mode, "topology": args.topology or "rail_optimized(%d)" % args.gpus,
-                "backend": args.backend,
-                "wall_seconds": round(wall, 3), "events": st["events"], "events_skipped": st["events_skipped"],
+    rep.update({"mode": args.mode, "topology": args.topology or "rail_optimized(%d)" % args.gpus,
+                "backend": args.backend, "wall_seconds": round(wall, 3), "events": st["events"],
+                "events_per_second": round(st["events"] / wall) if wall > 0 else 0,
+                "flows": st["flows"], "messages": len(net._messages), "sim_time_ps": net.now})
+    if args.backend == "flow":
+        rep.update({"cc": None, "flow_model": st["flow_model"], "rate_solves": st["rate_solves"]})
+        return rep
+    rep.update({"cc": args.cc, "events_skipped": st["events_skipped"],
                 "skips": st.get("skips", 0), "skip_backs": st.get("skip_backs", 0),
                 "steady_periods": st.get("steady_periods", 0),
                 "partition_merges": st.get("partition_merges", 0), "partition_splits": st.get("partition_splits", 0),
@@ -224,27 +232,50 @@ def run_workload(args, keep=None):
                 "memo_mirrors": st.get("memo_mirrors", 0), "memo_mirrors_done": st.get("memo_mirrors_done", 0),
                 "memo_follows": st.get("memo_follows", 0),
                 "time_skipped_ps": st.get("time_skipped_ps", 0),
-                "events_per_second": round(st["events"] / wall) if wall > 0 else 0,
-                "flows": st["flows"], "messages": len(net._messages), "pfc_pauses": st["pfc_pauses"],
-                "drops": st["drops"],
-                "sim_time_ps": net.now})
+                "packets": st["data_packets"] + st["ctrl_packets"], "pfc_pauses": st["pfc_pauses"],
+                "drops": st["drops"]})
     return rep
+
+
+def resolve_mode(backend, mode):
+    """The packet backend's mode (accelerated by default); None for the flow
+    backend, which has no packets to skip and refuses a --mode."""
+    if backend == "flow":
+        if mode is not None:
+            raise wh.WormholeError("--mode %s applies to the packet backend; the flow backend simulates no "
+                                   "packets (drop --mode, or use --backend packet)" % mode, value=mode)
+        return None
+    return mode or "accelerated"
+
+
+def backend_label(rep):
+    """How a run was simulated, for every printed report: "packet level, hpcc,
+    accelerated mode" or "flow backend (cm02 max-min, no packets)"."""
+    if rep.get("backend") == "flow":
+        return "flow backend (%s max-min sharing of fluid flows: no packets, no congestion control)" % (
+            rep.get("flow_model", "cm02"))
+    return "packet level, %s, %s mode" % (rep["cc"], rep["mode"])
 
 
 def _print_report(rep):
     it = rep.get("iteration_time_ps") or 0
-    lines = ["model       %s on %d GPUs (TP %s, PP %s, DP %s), %s, %s mode" % (
+    lines = ["model       %s on %d GPUs (TP %s, PP %s, DP %s), %s" % (
         rep.get("model", rep.get("workload")), rep["gpus"], rep.get("tp"), rep.get("pp", 1), rep.get("dp"),
-        rep["cc"], rep["mode"]),
+        backend_label(rep)),
         "iteration   %.3f ms simulated" % (it / 1e9)]
     if rep.get("compute_time_ps") is not None:
         lines.append("  compute   %.3f ms, exposed communication %.3f ms" % (
             rep["compute_time_ps"] / 1e9, rep["exposed_comm_ps"] / 1e9))
-    lines += ["traffic     %.3f GB over the fabric in %d messages on %d connections, %.3f GB over NVLink" % (
-        rep["fabric_bytes"] / 1e9, rep["messages"], rep["flows"], rep["nvlink_bytes"] / 1e9),
-        "cost        %.2f s wall-clock, %d events processed, %d skipped (%.2f%%), %.2f M events/s" % (
+    lines.append("traffic     %.3f GB over the fabric in %d messages on %d connections, %.3f GB over NVLink" % (
+        rep["fabric_bytes"] / 1e9, rep["messages"], rep["flows"], rep["nvlink_bytes"] / 1e9))
+    if rep.get("backend") == "flow":
+        lines.append("cost        %.2f s wall-clock, %d flow-level events (flow starts and ends, callbacks), "
+                     "%d rate solves" % (rep["wall_seconds"], rep["events"], rep["rate_solves"]))
+        print("\n".join(lines))
+        return
+    lines.append("cost        %.2f s wall-clock, %d events processed, %d skipped (%.2f%%), %.2f M events/s" % (
         rep["wall_seconds"], rep["events"], rep["events_skipped"],
-        100 * rep["events_skipped"] / max(1, rep["events"] + rep["events_skipped"]), rep["events_per_second"] / 1e6)]
+        100 * rep["events_skipped"] / max(1, rep["events"] + rep["events_skipped"]), rep["events_per_second"] / 1e6))
     if rep["mode"] == "accelerated":
         lines.append("accelerator %d skips (%d skip-backs), %d steady periods, %d merges / %d split checks, "
                      "memo %d hits / %d misses (%d entries), %d twins mirrored (%d to convergence)" % (

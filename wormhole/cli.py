@@ -13,7 +13,7 @@ import textwrap
 import numpy as np
 
 from .config import Config, cli_help, docs_markdown
-from .errors import ConfigError, WormholeError
+from .errors import ConfigError, NotAvailableError, WormholeError
 from .flows import read_flows
 from .network import Network
 from .outputs import check_file, check_folder, distinct, write_files
@@ -57,11 +57,18 @@ def _build_parser():
                    help="sampling period of --trace in microseconds (default 1 us)")
     r.add_argument("--seed", type=int, help="random seed")
     r.add_argument("--set", action="append", default=[], metavar="NAME=VALUE", help="override a parameter")
+    r.add_argument("--backend", default="packet", choices=("packet", "flow"),
+                   help="packet kernel (default), or the flow-level backend (CM02 max-min sharing of fluid flows: "
+                        "fct.txt only; no packets, PFC, congestion control or --trace)")
+    r.add_argument("--mode", choices=("full", "accelerated"),
+                   help="of the packet backend: full (every packet event) or accelerated (the Wormhole "
+                        "fast-forward); default: the config's ACCELERATE, else full")
     r.add_argument("--stats-json", metavar="FILE", help="write the run's statistics as one JSON object to FILE "
                    "(replaced if it exists; its folder must exist)")
     r.add_argument("--quiet", action="store_true", help="no summary")
-    fi = sub.add_parser("fidelity", help="accelerated against full runs of the same input",
-                        description="Run the same input in full packet mode and accelerated; report per-flow "
+    fi = sub.add_parser("fidelity", help="accelerated (or flow-backend) against full packet runs of the same input",
+                        description="Run the same input in full packet mode and accelerated (with --backend flow: "
+                                    "on the flow backend); report per-flow "
                                     "(per-message for training jobs) FCT error, iteration-time error, events "
                                     "and wall-clock ratios; write fidelity.csv, summary.json, fidelity.png.")
     fi.add_argument("--config", help="reference config.txt (inputs from TOPOLOGY_FILE / FLOW_FILE)")
@@ -133,17 +140,35 @@ def _summary(net, topo_path, flows_path):
     res = net.results
     done = res[res["fct"] >= 0]
     t = net.topology
+    flow = st.get("backend") == "flow"
     lines = [
         "topology   %s: %d nodes (%d hosts, %d switches), %d links" % (
             topo_path, t.n_nodes, len(t.hosts), len(t.switches), len(t.links)),
-        "flows      %s: %d, %d completed" % (flows_path, st["flows"], st["flows_completed"]),
-        "cc         %s" % net.config.cc,
-        "simulated  %.3f us" % (st["sim_time_ps"] / US),
-        "wall-clock %.3f s, %d events, %.2f M events/s" % (
-            st["wall_seconds"], st["events"], st["events_per_second"] / 1e6),
-        "packets    %d data, %d ACK/NACK, %d drops, %d PFC pauses, %d ECN marks" % (
-            st["data_packets"], st["ctrl_packets"], st["drops"], st["pfc_pauses"], st["ecn_marks"]),
-    ]
+        "flows      %s: %d, %d completed" % (flows_path, st["flows"], st["flows_completed"])]
+    if flow:
+        lines += [
+            "backend    flow (%s max-min sharing of fluid flows: no packets, queues, PFC or congestion control)"
+            % st["flow_model"],
+            "simulated  %.3f us" % (st["sim_time_ps"] / US),
+            "wall-clock %.3f s, %d flow-level events (flow starts and ends), %d rate solves" % (
+                st["wall_seconds"], st["events"], st["rate_solves"])]
+    else:
+        acc = bool(net.config.accelerate)
+        lines += [
+            "cc         %s" % net.config.cc,
+            "mode       %s" % ("accelerated (steady partitions fast-forwarded)" if acc else "full (every packet event)"),
+            "simulated  %.3f us" % (st["sim_time_ps"] / US),
+            "wall-clock %.3f s, %d events, %.2f M events/s" % (
+                st["wall_seconds"], st["events"], st["events_per_second"] / 1e6)]
+        if acc:
+            total = st["events"] + st["events_skipped"]
+            lines.append("skipped    %d events of %d (%.2f%%) in %d skips (%d skip-backs), %d payload bytes "
+                         "fast-forwarded without packets (about %d data packets)" % (
+                             st["events_skipped"], total, 100 * st["events_skipped"] / max(1, total), st["skips"],
+                             st["skip_backs"], st["bytes_skipped"], -(-st["bytes_skipped"] // int(net.config.mtu))))
+        lines.append("packets    %d data, %d ACK/NACK%s, %d drops, %d PFC pauses, %d ECN marks" % (
+            st["data_packets"], st["ctrl_packets"], " simulated" if acc else "", st["drops"], st["pfc_pauses"],
+            st["ecn_marks"]))
     if len(done):
         slow = done["fct"] / np.maximum(done["standalone_fct"], 1)
         lines.append("FCT        mean %.1f us, p50 %.1f us, p99 %.1f us; slowdown mean %.3f, p99 %.3f" % (
@@ -152,13 +177,31 @@ def _summary(net, topo_path, flows_path):
     return "\n".join(lines)
 
 
+def _stats_json(net):
+    st = net.stats
+    keys = ["events", "wall_seconds", "events_per_second", "flows", "flows_completed", "backend"]
+    if st.get("backend") == "flow":
+        keys += ["flow_model", "rate_solves"]
+    else:
+        keys += ["events_by_kind", "data_packets", "ctrl_packets", "drops", "pfc_pauses", "pfc_resumes", "ecn_marks"]
+        if net.config.accelerate:
+            keys += ["events_skipped", "skips", "skip_backs", "bytes_skipped", "time_skipped_ps"]
+    keep = {k: st.get(k, "packet" if k == "backend" else None) for k in keys}
+    if st.get("backend") != "flow":
+        keep["packets"] = st["data_packets"] + st["ctrl_packets"]
+        keep["mode"] = "accelerated" if net.config.accelerate else "full"
+    keep["sim_end_ns"] = st["sim_time_ps"] // NS
+    return json.dumps(keep, sort_keys=True) + "\n"
+
+
 RUN_FILES = ("fct.txt", "pfc.txt")
 TRACE_FILES = ("rates.csv", "queues.csv")
 
 
 def check_run_outputs(args):
     """Every output path of ``run``, checked before anything runs: [(option, absolute path)]."""
-    plan = [("--out", p) for p in check_folder(args.out, "--out", RUN_FILES)]
+    plan = [("--out", p) for p in check_folder(args.out, "--out", RUN_FILES[:1] if args.backend == "flow"
+                                               else RUN_FILES)]
     folders = [args.out]
     if args.trace:
         plan += [("--trace", p) for p in check_folder(args.trace, "--trace", TRACE_FILES)]
@@ -169,30 +212,37 @@ def check_run_outputs(args):
     return plan
 
 
+def _check_backend(args):
+    if args.backend != "flow":
+        return
+    for opt, given in (("--mode", args.mode), ("--cc", args.cc), ("--trace", args.trace)):
+        if given is not None:
+            raise NotAvailableError("%s applies to the packet backend; the flow backend (max-min sharing of fluid "
+                                    "flows) has no packets, congestion control or queues" % opt, value=given)
+
+
 def cmd_run(args):
+    _check_backend(args)
     check_run_outputs(args)
     files = Config.from_file(args.config).files if args.config else {}
     topo_path, flows_path = _inputs(args, files)
     topo = read_topology(topo_path)
     cfg = _load_config(args, lambda: max(1, round(topo.nic_rate() / 1e9)))
+    if args.mode is not None:
+        cfg = cfg.copy(accelerate=args.mode == "accelerated")
     flows = read_flows(flows_path, topo)
-    net = Network(topo, cfg)
+    net = Network(topo, cfg, backend=args.backend)
     for f in flows:
         net.send(f.src, f.dst, f.size, at=f.start_ps, pg=f.pg, dport=f.dport)
     net.run(progress=True)
-    st = net.stats
-    files = {os.path.join(args.out, "fct.txt"): "".join(net.fct_lines()),
-             os.path.join(args.out, "pfc.txt"): "".join(net.pfc_lines())}
+    files = {os.path.join(args.out, "fct.txt"): "".join(net.fct_lines())}
+    if args.backend != "flow":
+        files[os.path.join(args.out, "pfc.txt")] = "".join(net.pfc_lines())
     if args.trace:
         from .trace import trace_files
         files.update({os.path.join(args.trace, n): text for n, text in trace_files(net).items()})
     if args.stats_json:
-        keep = {k: st[k] for k in ("events", "events_by_kind", "wall_seconds", "events_per_second",
-                                   "data_packets", "ctrl_packets", "drops", "pfc_pauses", "pfc_resumes",
-                                   "ecn_marks", "flows", "flows_completed")}
-        keep["packets"] = st["data_packets"] + st["ctrl_packets"]
-        keep["sim_end_ns"] = st["sim_time_ps"] // NS
-        files[args.stats_json] = json.dumps(keep, sort_keys=True) + "\n"
+        files[args.stats_json] = _stats_json(net)
     write_files(files)          # all of them or none
     if not args.quiet:
         print(_summary(net, topo_path, flows_path))
@@ -229,7 +279,7 @@ def main(argv=None):
             summary, written = run_fidelity(args)
             for k in sorted(summary):
                 v = summary[k]
-                print("%-24s %s" % (k, ("%.4f" % v) if isinstance(v, float) else v))
+                print("%-24s %s" % (k, ("%.4f" % v) if isinstance(v, float) else "n/a" if v is None else v))
             print("wrote %s" % ", ".join(written))
             return 0
         if args.cmd == "cluster":

@@ -1,6 +1,12 @@
-"""Accelerated (or flow-level) against full packet runs of the same input: per-flow (or per-message)
-FCT error, iteration-time error, events and wall-clock ratios; CSV, JSON and a
-plot.  Used by ``python -m wormhole fidelity``."""
+"""Accelerated packet runs, or flow-backend runs, against full packet runs of
+the same input: per-flow (per-message for training jobs) FCT error,
+iteration-time error, events and wall-clock ratios; CSV, JSON and a plot.  Used
+by ``python -m wormhole fidelity``.
+
+Every key, column and label names what was compared with the full run:
+``accelerated`` (the packet kernel's fast-forward) or ``flow`` (the flow-level
+backend, which has no packet events, so nothing it "skips").
+"""
 import json
 import os
 import time
@@ -12,6 +18,8 @@ from .flows import read_flows
 from .network import Network
 from .outputs import check_file, check_folder, figure_bytes, write_atomic
 from .topology import read_topology
+
+LABELS = {"accelerated": "accelerated packet", "flow": "flow backend"}
 
 
 def _run_reference(topo_path, flows_path, cfg, backend="packet"):
@@ -27,9 +35,12 @@ def _run_reference(topo_path, flows_path, cfg, backend="packet"):
 
 
 def _run_bench(argv, accelerated, backend="packet"):
+    """One bench run: full or accelerated packet, or (``backend="flow"``) the flow backend."""
     from .bench import _workload_parser, run_workload
-    args = _workload_parser().parse_args(list(argv) + ["--no-progress", "--backend", backend, "--mode",
-                                                         "accelerated" if accelerated else "full"])
+    extra = ["--no-progress", "--backend", backend]
+    if backend == "packet":
+        extra += ["--mode", "accelerated" if accelerated else "full"]
+    args = _workload_parser().parse_args(list(argv) + extra)
     keep = {}
     rep = run_workload(args, keep)
     net = keep["net"]
@@ -61,57 +72,94 @@ def message_fct(net):
     return np.array(fct, dtype=float)[order] if order else np.empty(0)
 
 
-def compare(full, acc):
-    """Error statistics between two runs (each: net, wall, fct array, iteration time)."""
+def compare(full, other, label="accelerated"):
+    """Error statistics of ``other`` (an accelerated packet run, or with
+    ``label="flow"`` a flow-backend run) against ``full`` (each: net, wall, fct
+    array, iteration time).  Returns (summary, full fct, other fct)."""
     nf, wf, ff, itf = full
-    na, wa, fa, ita = acc
+    na, wa, fa, ita = other
     ok = (ff > 0) & (fa > 0)
     err = np.abs(fa[ok] - ff[ok]) / ff[ok]
     sf, sa = nf.stats, na.stats
-    sa.setdefault("skips", 0)
-    sa.setdefault("skip_backs", 0)
     out = {
+        "compared": "%s vs full packet" % (LABELS[label] if label != "flow" else
+                                           "flow backend (%s)" % sa.get("flow_model", "cm02")),
         "flows": int(ok.sum()),
         "fct_err_mean_pct": 100 * float(err.mean()) if len(err) else 0.0,
         "fct_err_p50_pct": 100 * float(np.percentile(err, 50)) if len(err) else 0.0,
         "fct_err_p99_pct": 100 * float(np.percentile(err, 99)) if len(err) else 0.0,
         "fct_err_max_pct": 100 * float(err.max()) if len(err) else 0.0,
-        "events_full": sf["events"], "events_accelerated": sa["events"],
-        "events_skipped": sa["events_skipped"],
-        "skipped_pct": 100 * sa["events_skipped"] / max(1, sa["events"] + sa["events_skipped"]),
+        "events_full": sf["events"], "events_" + label: sa["events"],
         "event_ratio": sf["events"] / max(1, sa["events"]),
-        "wall_full_s": wf, "wall_accelerated_s": wa, "wall_ratio": wf / wa if wa > 0 else 0.0,
-        "skips": sa["skips"], "skip_backs": sa["skip_backs"],
+        "wall_full_s": wf, "wall_%s_s" % label: wa, "wall_ratio": wf / wa if wa > 0 else 0.0,
     }
+    if label == "flow":
+        out["rate_solves"] = sa.get("rate_solves", 0)
+        out["skipped_pct"] = None               # no packet events at all: nothing skipped, nothing processed
+    else:
+        out.update({"events_skipped": sa["events_skipped"],
+                    "skipped_pct": 100 * sa["events_skipped"] / max(1, sa["events"] + sa["events_skipped"]),
+                    "skips": sa.get("skips", 0), "skip_backs": sa.get("skip_backs", 0)})
     if itf is not None:
         out["iteration_full_ms"] = itf / 1e9
-        out["iteration_accelerated_ms"] = ita / 1e9
+        out["iteration_%s_ms" % label] = ita / 1e9
         out["iteration_err_pct"] = 100 * abs(ita - itf) / itf
     return out, ff, fa
 
 
 OUT_FILES = ("fidelity.csv", "summary.json", "fidelity.png")
+ERR_FLOOR_PCT = 1e-4        # errors below this are drawn at it (a log axis has no 0)
 
 
-def write_outputs(out_dir, summary, ff, fa):
-    rows = ["id,fct_full_ps,fct_accelerated_ps,error\n"]
-    for i, (a, b) in enumerate(zip(ff, fa)):
-        rows.append("%d,%d,%d,%.6f\n" % (i, a, b, abs(b - a) / a if a > 0 else 0.0))
+def plot_png(summary, ff, fa, label):
+    """The CDF of |FCT error| on a log axis, titled with the workload, with the
+    iteration-time error, the speedup and (accelerated) the events skipped."""
     import matplotlib
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
     ok = (ff > 0) & (fa > 0)
     err = np.sort(100 * np.abs(fa[ok] - ff[ok]) / ff[ok])
-    fig, ax = plt.subplots(figsize=(6, 4))
+    unit = "messages" if "iteration_full_ms" in summary else "flows"
+    fig, ax = plt.subplots(figsize=(7, 4.5))
     if len(err):
-        ax.plot(err, np.arange(1, len(err) + 1) / len(err))
-    ax.set_xlabel("|FCT error| accelerated vs full (%)")
-    ax.set_ylabel("CDF of flows")
-    ax.set_title("fidelity: %.1f%% of events skipped" % summary["skipped_pct"])
+        ax.step(np.maximum(err, ERR_FLOOR_PCT), np.arange(1, len(err) + 1) / len(err), where="post")
+    ax.set_xscale("log")
+    pos = err[err >= ERR_FLOOR_PCT]
+    lo = 10 ** np.floor(np.log10(pos.min())) if len(pos) == len(err) and len(err) else ERR_FLOOR_PCT / 2
+    ax.set_xlim(lo, max(100.0, float(err.max()) * 2 if len(err) else 100.0))
+    ax.set_ylim(0, 1.02)
+    what = summary["compared"]
+    ax.set_xlabel("|FCT error| per %s, %s (%%, log; below %g%% drawn at %g%%)" % (
+        unit[:-1], what, ERR_FLOOR_PCT, ERR_FLOOR_PCT), fontsize=8)
+    ax.set_ylabel("CDF of %d %s" % (len(err), unit))
+    ax.set_title(summary.get("workload", ""), fontsize=9)
+    facts = []
+    if "iteration_err_pct" in summary:
+        facts.append("iteration time: %.3f ms full, error %.3g%%" % (summary["iteration_full_ms"],
+                                                                  summary["iteration_err_pct"]))
+    facts.append("FCT error: mean %.3g%%, p99 %.3g%%, max %.3g%%" % (
+        summary["fct_err_mean_pct"], summary["fct_err_p99_pct"], summary["fct_err_max_pct"]))
+    facts.append("speedup: %.1fx wall-clock (%.3g s full, %.3g s %s), %.1fx fewer events" % (
+        summary["wall_ratio"], summary["wall_full_s"], summary["wall_%s_s" % label], label, summary["event_ratio"]))
+    if summary.get("skipped_pct") is not None:
+        facts.append("%.2f%% of packet events skipped" % summary["skipped_pct"])
+    else:
+        facts.append("flow backend: no packet events (fluid max-min sharing)")
+    ax.text(0.02, 0.97, "\n".join(facts), transform=ax.transAxes, va="top", fontsize=8,
+            bbox=dict(boxstyle="round", fc="white", ec="0.7"))
+    fig.suptitle(what, fontsize=10)
     fig.tight_layout()
     png = figure_bytes(fig)
     plt.close(fig)
-    files = dict(zip(OUT_FILES, ("".join(rows), json.dumps(summary, indent=1, sort_keys=True) + "\n", png)))
+    return png
+
+
+def write_outputs(out_dir, summary, ff, fa, label="accelerated"):
+    rows = ["id,fct_full_ps,fct_%s_ps,error\n" % label]
+    for i, (a, b) in enumerate(zip(ff, fa)):
+        rows.append("%d,%d,%d,%.6f\n" % (i, a, b, abs(b - a) / a if a > 0 else 0.0))
+    files = dict(zip(OUT_FILES, ("".join(rows), json.dumps(summary, indent=1, sort_keys=True) + "\n",
+                                 plot_png(summary, ff, fa, label))))
     write_atomic(out_dir, files)
     return [os.path.join(out_dir, n) for n in OUT_FILES]
 
@@ -125,13 +173,24 @@ def _bench_args(argv):
     return args
 
 
+def _short(path):
+    """folder/name of a path: enough to tell which input a plot is about."""
+    path = os.path.abspath(path)
+    return os.path.join(os.path.basename(os.path.dirname(path)), os.path.basename(path))
+
+
 def run_fidelity(args):
-    flow = getattr(args, "backend", "packet") == "flow"
+    label = "flow" if getattr(args, "backend", "packet") == "flow" else "accelerated"
     check_folder(args.out, "--out", OUT_FILES)
     if args.bench:
-        _bench_args(args.bench)
+        b = _bench_args(args.bench)
+        if label == "flow" and b.mode is not None:
+            from .errors import WormholeError
+            raise WormholeError("--bench takes no --mode with --backend flow (the full run is packet level, the "
+                                "other the flow backend)", value=b.mode)
         full = _run_bench(args.bench, False)
-        acc = _run_bench(args.bench, False, "flow") if flow else _run_bench(args.bench, True)
+        other = _run_bench(args.bench, False, "flow") if label == "flow" else _run_bench(args.bench, True)
+        workload = "python -m wormhole.bench " + " ".join(args.bench)
     else:
         cfg = Config.from_file(args.config) if args.config else Config()
         topo = args.topology or cfg.files.get("TOPOLOGY_FILE")
@@ -140,8 +199,11 @@ def run_fidelity(args):
             from .errors import ConfigError
             raise ConfigError("fidelity needs --bench ARGS, or --topology/--flows (or a config naming them)")
         full = _run_reference(topo, flows, cfg.copy(accelerate=False))
-        acc = (_run_reference(topo, flows, cfg, "flow") if flow
-               else _run_reference(topo, flows, cfg.copy(accelerate=True)))
-    summary, ff, fa = compare(full, acc)
-    written = write_outputs(args.out, summary, ff, fa)
+        other = (_run_reference(topo, flows, cfg, "flow") if label == "flow"
+                 else _run_reference(topo, flows, cfg.copy(accelerate=True)))
+        workload = "%s, %s (%s, cc %s)" % (_short(topo), _short(flows),
+                                           _short(args.config) if args.config else "default config", cfg.cc)
+    summary, ff, fa = compare(full, other, label)
+    summary["workload"] = workload
+    written = write_outputs(args.out, summary, ff, fa, label)
     return summary, written

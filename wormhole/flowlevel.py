@@ -13,7 +13,10 @@ connected to it through shared links.
 Routes come from the same fabric and ECMP hashing as the packet kernel; link
 capacities are payload rates (line rate x mtu / (mtu + headers)), so FCTs are
 comparable with the packet kernel's.  Same API as ``Network``: send, connect /
-post, schedule, run, now, results, stats, fct_lines.
+post, schedule, run, now, results, stats, fct_lines, flow_path.  What a fluid
+model has no notion of (packet-level rate and queue samples, congestion-control
+state, port queues and PFC, the accelerator's partitions) raises
+``NotAvailableError`` naming the backend.
 """
 import heapq
 import time
@@ -252,11 +255,45 @@ class FlowNetwork:
 
     @property
     def stats(self):
+        """Flow-level events (flow and message starts and completions, timed
+        callbacks), rate solves, flows, wall-clock.  No packet counters: the
+        fluid model has no packets, drops, PFC or ECN, and skips nothing."""
         return {"backend": "flow", "flow_model": self.model, "events": self.n_events, "rate_solves": self.n_resolves,
                 "flows": len(self.src), "flows_completed": len(self._done_order), "wall_seconds": self._wall,
                 "events_per_second": self.n_events / self._wall if self._wall > 0 else 0.0,
-                "sim_time_ps": self._now, "data_packets": 0, "ctrl_packets": 0, "drops": 0, "pfc_pauses": 0,
-                "pfc_resumes": 0, "ecn_marks": 0, "events_skipped": 0, "events_by_kind": {}}
+                "sim_time_ps": self._now}
+
+    def flow_path(self, fid, reverse=False):
+        """Egress ports of a flow's data path, or with ``reverse`` of the path its
+        ACKs take in the packet kernel (the same ECMP choice: destination to source,
+        ports swapped); the fluid model itself sends no ACKs."""
+        if not 0 <= int(fid) < len(self.src):
+            raise FlowFileError("no such flow", value=fid)
+        if not reverse:
+            return list(self.links[fid])
+        return self._route(self.dst[fid], self.src[fid], self.dports[fid], self.sports[fid])
+
+    def _not_available(self, what, why):
+        raise NotAvailableError("%s is not available on the flow backend (%s fluid model: %s); use the packet "
+                                "backend" % (what, self.model, why), value=what)
+
+    def samples(self):
+        self._not_available("samples()", "no packets, so no per-ACK rate or queue samples")
+
+    def cc_state(self, fid):
+        self._not_available("cc_state()", "no congestion control, rates come from max-min sharing")
+
+    def port_state(self, port):
+        self._not_available("port_state()", "no queues, pauses or per-port packet state")
+
+    def pfc_records(self):
+        self._not_available("pfc_records()", "no PFC")
+
+    def pfc_lines(self):
+        self._not_available("pfc_lines()", "no PFC")
+
+    def partitions(self):
+        self._not_available("partitions()", "no accelerator")
 
     def fct_lines(self):
         ips = self.fabric.node_ip
@@ -264,6 +301,3 @@ class FlowNetwork:
                                                  self.size[f], self.start[f] // NS,
                                                  (self.finish[f] - self.start[f]) // NS, self._standalone[f] // NS)
                 for f in self._done_order]
-
-    def pfc_lines(self):
-        return []
