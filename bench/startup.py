@@ -142,6 +142,7 @@ def run_figures(inputs, runs):
     py = sys.executable
     todo = []
     for d in inputs:
+        d = os.path.abspath(d)
         need = [os.path.join(d, n) for n in ("config.txt", "topology.txt", "flow.txt")]
         absent = [p for p in need if not os.path.exists(p)]
         if absent:
