@@ -108,3 +108,67 @@ def test_run_takes_backend_and_mode(tmp_path, cli):
     line = [l for l in acc.stdout.splitlines() if l.startswith("skipped")][0]
     assert ("%d events of %d" % (a["events_skipped"], a["events"] + a["events_skipped"])) in line
     assert "%d payload bytes" % a["bytes_skipped"] in line
+
+
+# ------------------------------------------------------------------ item 9: counts people read
+def _tiny(gpus=16, tp=8, pp=1, micro_batches=1):
+    from dataclasses import replace
+
+    from wormhole.workload import load_preset
+    pre = load_preset("gpt13b", gpus=gpus, tp=tp, pp=pp, micro_batches=micro_batches)
+    pre.model = replace(pre.model, layers=2 * pp, hidden=1024, ffn=4096, seq=256, vocab=1000)
+    return pre
+
+
+@pytest.mark.parametrize("tp,pp,mb", [(8, 1, 1), (4, 2, 2)])
+def test_tp_allreduces_are_counted_on_nvlink(tp, pp, mb):
+    """Megatron: 2 all-reduces of the activation per layer forward, 2 backward,
+    each moving 2 (TP - 1) / TP of it per GPU and taking the ring's time on the
+    busiest GPU; the backward has 2, not 4 (it was compute x 2 with its
+    all-reduces inside)."""
+    import wormhole as wh
+    from wormhole.workload import TrainingJob
+    pre = _tiny(32, tp, pp, mb)
+    net = wh.Network(wh.rail_optimized(32), wh.Config(cc="none"))
+    job = TrainingJob(net, pre)
+    job.start()
+    net.run()
+    s = job.summary()
+    par, act = job.par, job.act_bytes
+    n_ar = par.pp * par.dp * job.layers_per_stage * par.micro_batches * 4
+    assert act == 256 * 1024 * 2 and s["tp_activation_bytes"] == act
+    assert s["tp_allreduces"] == n_ar and s["tp_allreduce_bytes"] == n_ar * 2 * (tp - 1) * act
+    assert s["nvlink_bytes"] >= s["tp_allreduce_bytes"] > 0
+    ring = 2 * (tp - 1) * job.t.nvlink_time(act / tp)
+    assert job.tp_ar == ring
+    assert s["tp_allreduce_time_ps"] == job.layers_per_stage * par.micro_batches * 4 * ring
+    f, b = job.compute_per_mb[0]
+    assert b - 2 * f == -2 * job.layers_per_stage * ring             # backward: 2 x compute + 2 all-reduces
+    assert s["compute_time_ps"] + s["tp_allreduce_time_ps"] == job.results[0].compute
+    assert s["compute_time_ps"] + s["tp_allreduce_time_ps"] + s["exposed_comm_ps"] == s["iteration_time_ps"]
+
+
+def test_bench_shows_tp_traffic(run_bench):
+    p = run_bench(*SMALL)
+    assert p.returncode == 0, p.stderr
+    assert "0.000 GB over NVLink" not in p.stdout
+    nv = [l for l in p.stdout.splitlines() if l.strip().startswith("NVLink")][0]
+    # 2 layers x 2 replicas x 4 all-reduces x 2 (8 - 1) x 20.97 MB activations
+    assert "%.3f GB of it in 16 TP all-reduces of 21.0 MB" % (16 * 14 * 2048 * 5120 * 2 / 1e9) in nv
+    assert "TP all-reduces over NVLink" in p.stdout
+
+
+def test_fidelity_png_names_the_workload_and_uses_a_log_axis():
+    from wormhole.fidelity import plot_figure
+    summary = {"compared": "accelerated packet vs full packet", "workload": "python -m wormhole.bench gpt7b",
+               "fct_err_mean_pct": 0.5, "fct_err_p99_pct": 2.0, "fct_err_max_pct": 3.0, "wall_full_s": 10.0,
+               "wall_accelerated_s": 0.5, "wall_ratio": 20.0, "event_ratio": 900.0, "skipped_pct": 99.9,
+               "iteration_full_ms": 12.5, "iteration_err_pct": 0.02}
+    ff = np.array([100.0, 200.0, 300.0])
+    fig = plot_figure(summary, ff, np.array([100.0, 201.0, 306.0]), "accelerated")
+    ax = fig.axes[0]
+    assert ax.get_xscale() == "log" and ax.get_title() == "python -m wormhole.bench gpt7b"
+    text = "\n".join(t.get_text() for t in ax.texts)
+    assert "iteration time: 12.500 ms full, error 0.02%" in text and "speedup: 20.0x wall-clock" in text
+    assert "99.90% of packet events skipped" in text and "messages" in ax.get_ylabel()
+    assert fig._suptitle.get_text() == "accelerated packet vs full packet"

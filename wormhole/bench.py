@@ -264,10 +264,16 @@ def _print_report(rep):
         backend_label(rep)),
         "iteration   %.3f ms simulated" % (it / 1e9)]
     if rep.get("compute_time_ps") is not None:
-        lines.append("  compute   %.3f ms, exposed communication %.3f ms" % (
-            rep["compute_time_ps"] / 1e9, rep["exposed_comm_ps"] / 1e9))
+        tp = rep.get("tp_allreduce_time_ps") or 0
+        lines.append("  busiest   GPU: compute %.3f ms, TP all-reduces over NVLink %.3f ms; exposed fabric "
+                     "communication %.3f ms" % (rep["compute_time_ps"] / 1e9, tp / 1e9, rep["exposed_comm_ps"] / 1e9))
     lines.append("traffic     %.3f GB over the fabric in %d messages on %d connections, %.3f GB over NVLink" % (
         rep["fabric_bytes"] / 1e9, rep["messages"], rep["flows"], rep["nvlink_bytes"] / 1e9))
+    if rep.get("tp_allreduces"):
+        lines.append("  NVLink    %.3f GB of it in %d TP all-reduces of %.1f MB activations (%.3f GB per GPU; "
+                     "fixed-bandwidth channel, not fabric packets)" % (
+                         rep["tp_allreduce_bytes"] / 1e9, rep["tp_allreduces"], rep["tp_activation_bytes"] / 1e6,
+                         rep["tp_allreduce_bytes"] / 1e9 / rep["gpus"]))
     if rep.get("backend") == "flow":
         lines.append("cost        %.2f s wall-clock, %d flow-level events (flow starts and ends, callbacks), "
                      "%d rate solves" % (rep["wall_seconds"], rep["events"], rep["rate_solves"]))

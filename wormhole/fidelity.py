@@ -112,6 +112,15 @@ ERR_FLOOR_PCT = 1e-4        # errors below this are drawn at it (a log axis has 
 
 
 def plot_png(summary, ff, fa, label):
+    """fidelity.png: ``plot_figure`` as PNG bytes."""
+    import matplotlib.pyplot as plt
+    fig = plot_figure(summary, ff, fa, label)
+    png = figure_bytes(fig)
+    plt.close(fig)
+    return png
+
+
+def plot_figure(summary, ff, fa, label):
     """The CDF of |FCT error| on a log axis, titled with the workload, with the
     iteration-time error, the speedup and (accelerated) the events skipped."""
     import matplotlib
@@ -149,9 +158,7 @@ def plot_png(summary, ff, fa, label):
             bbox=dict(boxstyle="round", fc="white", ec="0.7"))
     fig.suptitle(what, fontsize=10)
     fig.tight_layout()
-    png = figure_bytes(fig)
-    plt.close(fig)
-    return png
+    return fig
 
 
 def write_outputs(out_dir, summary, ff, fa, label="accelerated"):

@@ -8,8 +8,15 @@ other servers at the same local GPU index (the same rail).
 Every (stage, replica) runs the 1F1B schedule of its micro-batches.  A forward
 needs the activation of the previous stage, a backward the gradient of the
 next one; activations and gradients are sent per TP rank (1/TP each).  TP
-all-reduces stay on NVLink (alpha-beta time of a ring over NVLink); MoE layers
-add two EP all-to-alls per pass.  During the last micro-batch's backward each
+all-reduces stay on NVLink, a fixed-bandwidth channel: as in Megatron, each
+transformer layer all-reduces its activation (micro-batch x seq x hidden x
+act_bytes) twice in the forward pass (after attention, after the MLP) and twice
+in the backward pass (the input gradients of both); each takes the alpha-beta
+time of a ring over NVLink, 2 (TP - 1) steps of 1/TP of the buffer, on the
+critical path of its (stage, replica), and moves 2 (TP - 1) / TP of the buffer
+per GPU, counted in ``nvlink_bytes`` (with sequence parallelism they would be a
+reduce-scatter and an all-gather: the same bytes and time in this model).  MoE
+layers add two EP all-to-alls per pass.  During the last micro-batch's backward each
 gradient bucket, once complete, starts a ring all-reduce over its DP group
 (non-blocking); the iteration ends when every stage finished and every
 all-reduce completed.  Iterations run back to back.
@@ -25,7 +32,8 @@ class IterationResult:
     index: int
     start: int          # ps
     end: int            # ps
-    compute: int        # ps of compute on the busiest (stage, replica)
+    compute: int        # ps the busiest (stage, replica) was busy: compute and its TP all-reduces
+    tp: int = 0         # ps of those TP all-reduces (NVLink) in ``compute``
 
     @property
     def time(self):
@@ -33,15 +41,17 @@ class IterationResult:
 
     @property
     def exposed_comm(self):
+        """Fabric communication not hidden behind the busiest chain's work."""
         return max(0, self.time - self.compute)
 
 
 class _Segment:
-    __slots__ = ("kind", "arg")
+    __slots__ = ("kind", "arg", "tp")
 
-    def __init__(self, kind, arg):
+    def __init__(self, kind, arg, tp=0):
         self.kind = kind        # "compute" (ps) | "a2a" (layer key) | "bucket" (bucket index)
         self.arg = arg
+        self.tp = tp            # TP all-reduces (over NVLink) inside a compute segment's time
 
 
 class TrainingJob:
@@ -70,6 +80,8 @@ class TrainingJob:
         self._build_plan()
         self.results = []
         self._it = 0
+        self.tp_allreduces = 0      # TP all-reduces run (each over the TP ranks of one (stage, replica))
+        self.tp_bytes = 0           # their NVLink bytes, all GPUs (also in the transport's nvlink_bytes)
 
     # ------------------------------------------------------------ the plan
     def gpu(self, p, d, t):
@@ -90,10 +102,14 @@ class TrainingJob:
         act = b * m.seq * m.hidden * self.pre.act_bytes
         self.act_bytes = act
         tp_ar = self._tp_allreduce(act)
+        self.tp_ar = tp_ar                      # ps of one TP all-reduce of an activation
+        self.tp_ar_bytes = 2 * (par.tp - 1) * act if par.tp > 1 else 0     # NVLink bytes of one, all TP ranks
         self.a2a_bytes = act * m.topk if m.moe else 0
-        # per-layer compute (ps) on one TP rank, TP all-reduces included
-        self.attn_fwd = g.compute_ps(attn_f / par.tp) + tp_ar
-        self.mlp_fwd = g.compute_ps(mlp_f / par.tp / (par.ep if m.moe else 1)) + tp_ar
+        # per-layer compute (ps) on one TP rank; the forward's TP all-reduce of each block included
+        self.attn_c = g.compute_ps(attn_f / par.tp)
+        self.mlp_c = g.compute_ps(mlp_f / par.tp / (par.ep if m.moe else 1))
+        self.attn_fwd = self.attn_c + tp_ar
+        self.mlp_fwd = self.mlp_c + tp_ar
         self.logits_fwd = g.compute_ps(m.logits_fwd_flops(b) / par.tp)
         # gradient buckets per stage (reverse layer order), bytes per TP rank
         grad = self.pre.grad_bytes
@@ -111,8 +127,11 @@ class TrainingJob:
         self.emb_bytes = emb
         self.compute_per_mb = {}
         for p in range(par.pp):
-            f = self.layers_per_stage * (self.attn_fwd + self.mlp_fwd) + (self.logits_fwd if p == par.pp - 1 else 0)
-            self.compute_per_mb[p] = (f, 2 * f)
+            last = p == par.pp - 1
+            layers = self.layers_per_stage
+            f = layers * (self.attn_c + self.mlp_c + 2 * tp_ar) + (self.logits_fwd if last else 0)
+            bwd = layers * (2 * (self.attn_c + self.mlp_c) + 2 * tp_ar) + (2 * self.logits_fwd if last else 0)
+            self.compute_per_mb[p] = (f, bwd)     # forward, backward of one micro-batch (TP all-reduces included)
 
     def _ops(self, p):
         """1F1B order of the micro-batches on stage p."""
@@ -142,14 +161,16 @@ class TrainingJob:
         done_layers = 0
         bucket_i = 0
         need = self.buckets[0][0] if self.buckets else None
+        ar = self.tp_ar
         for li in layer_order:
+            # a pass over a block is its compute (x2 backward) and one TP all-reduce
             if m.moe and par.ep > 1:
-                segs.append(_Segment("compute", mult * self.attn_fwd))
+                segs.append(_Segment("compute", mult * self.attn_c + ar, 1))
                 segs.append(_Segment("a2a", (kind, mb, li, 0)))
-                segs.append(_Segment("compute", mult * self.mlp_fwd))
+                segs.append(_Segment("compute", mult * self.mlp_c + ar, 1))
                 segs.append(_Segment("a2a", (kind, mb, li, 1)))
             else:
-                segs.append(_Segment("compute", mult * (self.attn_fwd + self.mlp_fwd)))
+                segs.append(_Segment("compute", mult * (self.attn_c + self.mlp_c) + 2 * ar, 2))
             if last_b:
                 done_layers += 1
                 if done_layers == need:
@@ -179,10 +200,12 @@ class TrainingJob:
         self._colls = {}
         self._busy = {}
         self._pos = {}
+        self._tp_busy = {}
         for p in range(par.pp):
             for d in range(par.dp):
                 self._pos[(p, d)] = 0
                 self._busy[(p, d)] = 0
+                self._tp_busy[(p, d)] = 0
         self._plans = {p: self._ops(p) for p in range(par.pp)}
         for p in range(par.pp):
             for d in range(par.dp):
@@ -217,6 +240,11 @@ class TrainingJob:
         while k < len(segs):
             s = segs[k]
             if s.kind == "compute":
+                if s.tp and self.tp_ar_bytes:
+                    self._tp_busy[(p, d)] += s.tp * self.tp_ar
+                    self.tp_allreduces += s.tp
+                    self.t.nvlink_bytes += s.tp * self.tp_ar_bytes
+                    self.tp_bytes += s.tp * self.tp_ar_bytes
                 if s.arg > 0:
                     self._busy[(p, d)] += s.arg
                     self.net.schedule(s.arg, lambda: self._run_segments(p, d, kind, mb, segs, k + 1))
@@ -295,7 +323,8 @@ class TrainingJob:
 
     def _maybe_end(self):
         if self._ops_left == 0 and self._colls_left == 0:
-            r = IterationResult(self._it, self._t0, self.net.now, max(self._busy.values()))
+            busiest = max(self._busy, key=lambda k: (self._busy[k], k))
+            r = IterationResult(self._it, self._t0, self.net.now, self._busy[busiest], self._tp_busy[busiest])
             self.results.append(r)
             self._it += 1
             if self._it < self.iterations:
@@ -311,8 +340,11 @@ class TrainingJob:
             "micro_batches": self.par.micro_batches, "gpus": self.par.gpus,
             "iterations": len(self.results),
             "iteration_time_ps": last.time if last else None,
-            "compute_time_ps": last.compute if last else None,
+            "compute_time_ps": last.compute - last.tp if last else None,
+            "tp_allreduce_time_ps": last.tp if last else None,
             "exposed_comm_ps": last.exposed_comm if last else None,
             "fabric_bytes": self.t.fabric_bytes, "nvlink_bytes": self.t.nvlink_bytes,
+            "tp_allreduce_bytes": self.tp_bytes, "tp_allreduces": self.tp_allreduces,
+            "tp_activation_bytes": self.act_bytes,
             "fabric_flows": self.t.fabric_flows,
         }
