@@ -13,7 +13,7 @@ def _built(name):
     return any(os.path.exists(os.path.join(_HERE, name + s)) for s in _SUFFIXES)
 
 
-if not all(_built(n) for n in ("kernel", "fluid")):
+if not all(_built(n) for n in ("kernel", "fluid", "routing")):
     _tree = os.path.dirname(os.path.dirname(_HERE))
     raise ImportError(
         "wormhole's compiled kernel is not built in %s (an unbuilt source tree is first on sys.path); "
