@@ -49,7 +49,9 @@ class ResourceLimitError(WormholeError):
 
 
 class NotAvailableError(WormholeError):
-    """A feature that is planned but not built yet was requested."""
+    """A feature that is not built yet, or that the chosen backend does not have
+    (the flow backend has no packets, queues, PFC, congestion control or
+    accelerator), was requested; the message names what and where."""
 
 
 def read_text(path, error_cls, what):
