@@ -1,6 +1,7 @@
 """The reference simulator's own runs (tests/data/hpcc-ns3-runs, copied from
-../shared/reference): same inputs, every flow's FCT equal to the nanosecond,
-for HPCC, DCQCN, TIMELY and DCTCP.  DCQCN's probabilistic ECN marks follow the
+../shared/reference) and runs of flows joining running ones made for this
+project (tests/data/ref_join): same inputs, every flow's FCT equal to the
+nanosecond, for HPCC, DCQCN, TIMELY and DCTCP.  DCQCN's probabilistic ECN marks follow the
 reference's random streams (ecn_rng=ns3, the default)."""
 import os
 
@@ -43,6 +44,28 @@ def test_dcqcn_on_a_fat_tree_equal_to_the_reference():
     net, ours = run_dir(d)
     assert net.stats["ecn_marks"] > 0
     assert ours == parse_fct(os.path.join(d, "fct.txt"))
+
+
+JOIN = os.path.join(DATA, "ref_join")
+JOIN_CASES = sorted(n for n in os.listdir(JOIN) if os.path.isdir(os.path.join(JOIN, n)))
+
+
+@pytest.mark.parametrize("case", JOIN_CASES)
+def test_flows_joining_a_running_bottleneck_equal_to_the_reference(case):
+    """Flows that start while others run (staggered starts, one long flow with
+    short ones arriving one by one, random arrivals on a star and a leaf-spine),
+    run through the reference built here: a queue pair joins its NIC only after
+    every event already due at its start time, as the reference's two chained
+    start events make it (a packet another flow sends in that nanosecond goes
+    first), which decides who is dequeued first at the switch."""
+    d = os.path.join(JOIN, case)
+    net, ours = run_dir(d)
+    assert ours == parse_fct(os.path.join(d, "fct.txt"))
+
+
+def test_join_cases_cover_every_algorithm():
+    assert len(JOIN_CASES) >= 10
+    assert {c.rsplit("_", 1)[1] for c in JOIN_CASES} == {"hpcc", "dcqcn", "timely", "dctcp"}
 
 
 def test_another_random_stream_changes_dcqcn_but_stays_close():

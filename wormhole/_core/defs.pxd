@@ -33,7 +33,8 @@ cdef enum EventKind:
     EV_TX_DONE = 0      # a = port whose serialisation just finished
     EV_ARRIVE = 1       # a = receiving port, b = packet index
     EV_NIC_WAKE = 2     # a = host port, b = token (stale unless equal to port.wake_token)
-    EV_FLOW_START = 3   # a = flow index: its queue pair joins its NIC
+    EV_FLOW_START = 3   # a = flow index, b = phase: at phase 2 its queue pair joins its NIC (0 and 1
+                        # re-schedule at the same time, as the reference's two start events do)
     EV_USER = 4         # a = user callback id: hand control back to Python
     EV_RTO = 5          # a = flow, b = token: retransmission timer (off unless Params.rto > 0)
     EV_CC_TIMER = 6     # a = flow, b = token * 4 + CcTimer: congestion-control timer

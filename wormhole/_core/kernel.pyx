@@ -671,6 +671,17 @@ cdef int run_loop(Sim* s, int64_t until, int32_t* user) noexcept nogil:
             s.ports[e.a].wakes_pending += 1
             nic_try_send(s, e.a)
         elif e.kind == EV_FLOW_START:
+            if e.b < 2:
+                # The reference starts a queue pair two events after its start
+                # time is reached (ScheduleFlowInputs installs the application,
+                # Node::AddApplication schedules Application::Start at "now",
+                # which schedules StartApplication at "now"), so the QP joins its
+                # NIC after every event already due at that time: a packet of
+                # another flow leaving at the same nanosecond goes first.
+                if heap_push(s, e.t, EV_FLOW_START, e.a, e.b + 1) != 0:
+                    s.fail = 1
+                    return RUN_LIMIT
+                continue
             flow_start(s, e.a)
         elif e.kind == EV_RTO:
             rto_fire(s, e.a, e.b)
