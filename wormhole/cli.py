@@ -33,7 +33,11 @@ class _Parser(argparse.ArgumentParser):
         sys.exit(2)
 
 
-def _build_parser():
+def _build_parser(argv=None):
+    """The parser; the cluster subcommands' options (which import the cluster layer) are added only when
+    the command line may need them (that command, or no command: help and errors list every one)."""
+    first = next((a for a in (sys.argv[1:] if argv is None else argv) if not a.startswith("-")), None)
+    cluster_args = first is None or first.startswith("cluster")
     p = _Parser(prog="python -m wormhole", description="Packet-level simulation of RDMA datacenter fabrics.",
                 epilog=OUTPUT_RULES)
     sub = p.add_subparsers(dest="cmd", parser_class=_Parser)
@@ -80,15 +84,16 @@ def _build_parser():
                     help="flow: compare the flow-level backend (instead of accelerated mode) with full packet runs")
     fi.add_argument("--out", required=True, metavar="DIR", help="output folder (created if missing, in an existing "
                     "folder; fidelity.csv, summary.json and fidelity.png in it are replaced)")
-    from .cluster.command import add_arguments, add_pool_arguments
     cl = sub.add_parser("cluster", help="replay a GPU-cluster job trace under a policy and contention models",
                         description="Trace-driven cluster simulation (MoSim's model): jobs arrive, wait in a FIFO "
                                     "queue, are placed by the policy, and train at an iteration time set by the "
                                     "contention model (none, fixed, mosim, flow, packet). Writes summary.csv and, "
                                     "per model, jobs.csv, summary.json and jct.png.")
-    add_arguments(cl)
     cp = sub.add_parser("cluster-pool", help="build a model pool YAML from MoSim's profile CSVs")
-    add_pool_arguments(cp)
+    if cluster_args:
+        from .cluster.command import add_arguments, add_pool_arguments
+        add_arguments(cl)
+        add_pool_arguments(cp)
     sub.add_parser("params", help="print the parameter registry as a Markdown table")
     pl = sub.add_parser("plot", help="draw rate-vs-time and queue-vs-time PNGs from a --trace folder")
     pl.add_argument("--trace", required=True, metavar="DIR", help="folder with rates.csv and queues.csv")
@@ -172,9 +177,18 @@ def _summary(net, topo_path, flows_path):
     if len(done):
         slow = done["fct"] / np.maximum(done["standalone_fct"], 1)
         lines.append("FCT        mean %.1f us, p50 %.1f us, p99 %.1f us; slowdown mean %.3f, p99 %.3f" % (
-            done["fct"].mean() / US, np.percentile(done["fct"], 50) / US, np.percentile(done["fct"], 99) / US,
-            slow.mean(), np.percentile(slow, 99)))
+            done["fct"].mean() / US, _percentile(done["fct"], 50) / US, _percentile(done["fct"], 99) / US,
+            slow.mean(), _percentile(slow, 99)))
     return "\n".join(lines)
+
+
+def _percentile(values, q):
+    """np.percentile's default (linear) rule, without the numpy.ma import it costs."""
+    a = np.sort(np.asarray(values, dtype=float))
+    pos = (len(a) - 1) * q / 100.0
+    lo = int(pos)
+    hi = min(lo + 1, len(a) - 1)
+    return a[lo] + (a[hi] - a[lo]) * (pos - lo)
 
 
 def _stats_json(net):
@@ -269,7 +283,7 @@ def cmd_plot(args):
 
 
 def main(argv=None):
-    parser = _build_parser()
+    parser = _build_parser(argv)
     args = parser.parse_args(argv)
     try:
         if args.cmd == "run":

@@ -257,7 +257,7 @@ class Network:
         stop time, or until nothing is left to do."""
         limit = self._stop_ps if until is None else min(int(until), self._stop_ps)
         bar = None
-        if progress:
+        if progress and sys.stderr.isatty():      # tqdm would disable itself anyway; spare its import
             from tqdm import tqdm
             bar = tqdm(total=self._kernel.n_flows, delay=2.0, file=sys.stderr, unit="flow", disable=None,
                        desc="simulating", leave=False)
