@@ -22,6 +22,18 @@ def parse_fct(path):
     return out
 
 
+def run_dir(d, **over):
+    """Run a reference-format folder (config.txt naming TOPOLOGY_FILE and FLOW_FILE) with parameter
+    overrides; (network, {(sip, dip, sport, dport): (size, start_ns, fct_ns, standalone_ns)})."""
+    import wormhole as wh
+    cfg = wh.Config.from_file(os.path.join(d, "config.txt")).copy(**over)
+    net = wh.Network(cfg.files["TOPOLOGY_FILE"], cfg)
+    for f in wh.read_flows(cfg.files["FLOW_FILE"], net.topology):
+        net.send(f.src, f.dst, f.size, at=f.start_ps, pg=f.pg, dport=f.dport)
+    net.run()
+    return net, {tuple(l.split()[:4]): tuple(int(x) for x in l.split()[4:]) for l in net.fct_lines()}
+
+
 def run_cli(*args, timeout=300):
     """Run `python -m wormhole ARGS` with the wormhole the tests import
     (installed or built in place), from outside the source tree so that an

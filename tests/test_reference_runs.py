@@ -10,19 +10,10 @@ import pytest
 import wormhole as wh
 from wormhole.ns3rng import first_draw, setup_streams
 
-from conftest import DATA, parse_fct
+from conftest import DATA, parse_fct, run_dir
 
 RUNS = os.path.join(DATA, "hpcc-ns3-runs")
 CASES = sorted(n for n in os.listdir(RUNS) if os.path.isdir(os.path.join(RUNS, n)))
-
-
-def run_dir(d, **over):
-    cfg = wh.Config.from_file(os.path.join(d, "config.txt")).copy(**over)
-    net = wh.Network(cfg.files["TOPOLOGY_FILE"], cfg)
-    for f in wh.read_flows(cfg.files["FLOW_FILE"], net.topology):
-        net.send(f.src, f.dst, f.size, at=f.start_ps, pg=f.pg, dport=f.dport)
-    net.run()
-    return net, {tuple(l.split()[:4]): tuple(int(x) for x in l.split()[4:]) for l in net.fct_lines()}
 
 
 def test_all_twelve_runs_are_present():

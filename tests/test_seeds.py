@@ -9,7 +9,7 @@ import wormhole as wh
 from wormhole.config import docs_markdown
 from wormhole.ns3rng import first_draw
 
-from conftest import DATA, parse_fct
+from conftest import DATA, parse_fct, run_dir
 
 INCAST8 = os.path.join(DATA, "hpcc-ns3-runs", "incast8_dcqcn")
 
@@ -39,21 +39,12 @@ def test_same_seed_same_bytes():
     assert a.stats["events"] == b.stats["events"]
 
 
-def _run_reference_dir(d, **over):
-    cfg = wh.Config.from_file(os.path.join(d, "config.txt")).copy(**over)
-    net = wh.Network(cfg.files["TOPOLOGY_FILE"], cfg)
-    for f in wh.read_flows(cfg.files["FLOW_FILE"], net.topology):
-        net.send(f.src, f.dst, f.size, at=f.start_ps, pg=f.pg, dport=f.dport)
-    net.run()
-    return net, {tuple(l.split()[:4]): tuple(int(x) for x in l.split()[4:]) for l in net.fct_lines()}
-
-
 def test_seed_1_is_the_reference_run_and_seed_2_another_realisation():
     ref = parse_fct(os.path.join(INCAST8, "fct.txt"))
-    net, ours = _run_reference_dir(INCAST8, seed=1)
+    net, ours = run_dir(INCAST8, seed=1)
     assert net.stats["ecn_marks"] > 0
     assert ours == ref
-    _, other = _run_reference_dir(INCAST8, seed=2)
+    _, other = run_dir(INCAST8, seed=2)
     assert set(other) == set(ref) and other != ref
     errs = [abs(other[k][2] - v[2]) / v[2] for k, v in ref.items()]
     assert 0 < max(errs) < 0.1           # another realisation of the same dynamics
