@@ -218,3 +218,13 @@ def test_bench_command_reports_an_iteration(capsys):
     assert main(["gpt7b", "--gpus", "12", "--no-progress"]) == 2
     err = capsys.readouterr().err
     assert "multiple" in err and len(err.strip().splitlines()) == 1
+
+
+def test_only_training_presets_are_named_as_models():
+    """The preset folder also holds a model pool and cluster specs: they are not bench models."""
+    from wormhole.workload import preset_names
+    names = preset_names()
+    assert {"gpt13b", "gpt175b", "moe"} <= set(names)
+    assert not any(n.startswith(("pool_", "cluster_")) for n in names)
+    with pytest.raises(wh.WormholeError, match="needs a 'model' mapping"):
+        load_preset("pool_v100", gpus=8)

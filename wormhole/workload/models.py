@@ -95,7 +95,15 @@ class Preset:
 
 
 def preset_names():
-    return sorted(f[:-5] for f in os.listdir(PRESET_DIR) if f.endswith(".yaml"))
+    """The training-workload presets: the shipped YAML files with a top-level ``model:`` section (the
+    folder also holds model pools and cluster specs, which are not workloads)."""
+    names = []
+    for f in os.listdir(PRESET_DIR):
+        if f.endswith(".yaml"):
+            with open(os.path.join(PRESET_DIR, f)) as fh:
+                if any(line.startswith("model:") for line in fh):
+                    names.append(f[:-5])
+    return sorted(names)
 
 
 def _need(d, key, path, typ=int):
