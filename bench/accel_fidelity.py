@@ -1,46 +1,112 @@
 #!/usr/bin/env python
-"""Accelerator fidelity sweep: for each congestion control, GPU count and
-pipeline depth, run a gpt13b iteration in full packet mode and accelerated,
-and print per-message FCT error (mean, p99, max), iteration-time error, the
-share of events skipped and the wall-clock ratio (python -m wormhole fidelity
-for one configuration).
+"""Accelerator fidelity suite: each row runs one training iteration in full
+packet mode and accelerated, and prints per-message FCT error (mean, p99, max;
+paired by message, and rank-paired within each message size), iteration-time
+error, the share of events skipped, processed + skipped against the full run's
+count, where the skipped events came from (steady skips, memo replays, steady
+skips following a replay, mirrors), what blocked skips, and the wall-clocks
+(python -m wormhole fidelity for one configuration, with the ten worst
+messages).
 
-    python bench/accel_fidelity.py [--cc hpcc dcqcn timely] [--gpus 32 64] [--pp 1 2] [--chunk-mb 4]
+Rows (each with every --cc, at every --gpus):
+  rail-local    gpt13b TP 8: DP rings on their own rail leaf (the accelerator's best case)
+  rail-local-pp gpt13b TP 8, PP 2, 4 micro-batches
+  tp2           gpt13b TP 2: DP rings cross rails through the spines (ECMP collisions)
+  segments      gpt13b TP 8 on rail segments of 2 servers, spines 2:1 oversubscribed
+  fattree       gpt13b TP 8 on topologies/fattree_k8_100g.txt (k=8; GPUs on its first hosts)
+  moe           moe TP 2, EP 4: expert all-to-alls cross rails
+
+    python bench/accel_fidelity.py [--rows tp2 segments] [--cc hpcc dcqcn timely] [--gpus 32 64] [--layers 2]
+        [--noise]    also a full run with link rates 1 ppm lower: the per-message error of the full
+                     simulation against itself under a perturbation no accelerator avoids
+        [--json]
 """
 import argparse
 import json
 import os
 import sys
 
-sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+HERE = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+sys.path.insert(0, HERE)
 
-from wormhole.bench import gpt_argv  # noqa: E402
 from wormhole.fidelity import _run_bench, compare  # noqa: E402
+
+FATTREE = os.path.join(HERE, "topologies", "fattree_k8_100g.txt")
+
+ROWS = {
+    "rail-local": ["gpt13b", "--tp", "8"],
+    "rail-local-pp": ["gpt13b", "--tp", "8", "--pp", "2", "--micro-batches", "4"],
+    "tp2": ["gpt13b", "--tp", "2"],
+    "segments": ["gpt13b", "--tp", "8", "--servers-per-segment", "2", "--oversubscription", "2"],
+    "fattree": ["gpt13b", "--tp", "8", "--topology", FATTREE],
+    "moe": ["moe", "--tp", "2", "--ep", "4"],
+}
+
+
+def row_argv(row, gpus, cc, layers=None, chunk_mb=None):
+    argv = list(ROWS[row]) + ["--gpus", str(gpus), "--cc", cc]
+    if layers:
+        argv += ["--layers", str(layers)]
+    if chunk_mb is not None:
+        argv += ["--chunk-mb", str(chunk_mb)]
+    return argv
+
+
+def run_row(row, gpus, cc, layers=None, chunk_mb=None, noise=False):
+    argv = row_argv(row, gpus, cc, layers, chunk_mb)
+    full = _run_bench(argv, False)
+    s, _, _ = compare(full, _run_bench(argv, True))
+    s.update(row=row, cc=cc, gpus=gpus, layers=layers, argv=" ".join(argv).replace(HERE + os.sep, ""))
+    if noise:
+        n, _, _ = compare(full, _run_bench(argv + ["--rate", "99.9999"], False))
+        s["noise_floor"] = {"mean_pct": n["fct_err_mean_pct"], "p99_pct": n["fct_err_p99_pct"],
+                            "max_pct": n["fct_err_max_pct"], "iteration_err_pct": n["iteration_err_pct"]}
+    return s
+
+
+HEADER = ("%-13s %-6s %4s %8s %8s %8s %8s %9s %9s %8s %6s %6s %6s %7s %7s" % (
+    "row", "cc", "gpus", "iter%", "fct mean", "fct p99", "fct max", "rank p99", "skipped", "acct%", "steady",
+    "memo", "mirror", "full s", "accel s"))
+
+
+def format_row(r):
+    sh = r.get("skipped_share_pct", {})
+    memo = sh.get("memo_replay", 0) + sh.get("memo_follow", 0)
+    rp = r.get("rank_paired") or {}
+    line = "%-13s %-6s %4d %8.3f %8.3f %8.2f %8.1f %9.2f %8.3f%% %+8.3f %6.1f %6.1f %6.1f %7.1f %7.1f" % (
+        r["row"], r["cc"], r["gpus"], r["iteration_err_pct"], r["fct_err_mean_pct"], r["fct_err_p99_pct"],
+        r["fct_err_max_pct"], rp.get("p99_pct", float("nan")), r["skipped_pct"], r["accounted_vs_full_pct"],
+        sh.get("steady", 0), memo, sh.get("mirror", 0), r["wall_full_s"], r["wall_accelerated_s"])
+    if "noise_floor" in r:
+        nf = r["noise_floor"]
+        line += "  (full vs full at -1 ppm rates: mean %.3f p99 %.2f)" % (nf["mean_pct"], nf["p99_pct"])
+    return line
 
 
 def main():
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("--rows", nargs="+", default=list(ROWS), choices=list(ROWS))
     ap.add_argument("--cc", nargs="+", default=["hpcc", "dcqcn", "timely"])
     ap.add_argument("--gpus", type=int, nargs="+", default=[32, 64])
-    ap.add_argument("--pp", type=int, nargs="+", default=[1, 2])
-    ap.add_argument("--chunk-mb", default="4", help="chunk size of collectives, MB (the bench's default)")
-    ap.add_argument("--model", default="gpt13b")
+    ap.add_argument("--layers", type=int, help="cut the models to this many layers (quicker rows)")
+    ap.add_argument("--chunk-mb", help="chunk size of collectives, MB (default: the bench's)")
+    ap.add_argument("--noise", action="store_true", help="also measure the full run's own noise floor")
+    ap.add_argument("--json", action="store_true", help="one JSON object per row")
     args = ap.parse_args()
     rows = []
-    for cc in args.cc:
+    if not args.json:
+        print(HEADER, flush=True)
+    for row in args.rows:
         for g in args.gpus:
-            for pp in args.pp:
-                argv = gpt_argv(args.model, g, cc, pp, args.chunk_mb)
-                s, _, _ = compare(_run_bench(argv, False), _run_bench(argv, True))
-                s.update(cc=cc, gpus=g, pp=pp)
-                rows.append(s)
-                print(json.dumps(s, sort_keys=True), flush=True)
-    print("%-6s %5s %3s %10s %9s %9s %9s %9s %9s %8s" % ("cc", "gpus", "pp", "iter err", "fct mean", "fct p99",
-                                                       "fct max", "skipped", "wall x", "events x"))
-    for r in rows:
-        print("%-6s %5d %3d %9.4f%% %8.4f%% %8.4f%% %8.4f%% %8.3f%% %8.1fx %7.1fx" % (
-            r["cc"], r["gpus"], r["pp"], r["iteration_err_pct"], r["fct_err_mean_pct"], r["fct_err_p99_pct"],
-            r["fct_err_max_pct"], r["skipped_pct"], r["wall_ratio"], r["event_ratio"]))
+            for cc in args.cc:
+                r = run_row(row, g, cc, args.layers, args.chunk_mb, args.noise)
+                rows.append(r)
+                if args.json:
+                    print(json.dumps(r, sort_keys=True), flush=True)
+                else:
+                    print(format_row(r), flush=True)
+                    print("%13s blocked by %s; backs %s" % ("", r.get("skip_rejects"), r.get("skip_backs_by")),
+                          flush=True)
 
 
 if __name__ == "__main__":

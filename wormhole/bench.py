@@ -144,6 +144,14 @@ def _workload_parser():
     ap.add_argument("--gpu", choices=("a100", "h100"))
     ap.add_argument("--topology", help="topology file (default: the rail-optimized fabric for --gpus)")
     ap.add_argument("--rate", type=float, default=100.0, help="link rate of the default fabric, Gb/s")
+    ap.add_argument("--fabric", choices=("rail", "fattree"), default="rail",
+                    help="the default fabric without --topology: rail-optimized (default), or the smallest k-ary "
+                         "fat-tree with a host per GPU (k even, k^3/4 >= --gpus; GPUs on its first hosts)")
+    ap.add_argument("--servers-per-segment", type=int,
+                    help="rail fabric: servers per rail segment (default min(servers, 32)); segments are joined "
+                         "by the spines, so a small value makes traffic between segments cross spines")
+    ap.add_argument("--oversubscription", type=float, default=1.0,
+                    help="rail fabric: leaf-to-spine oversubscription R (servers-per-segment / R spines)")
     ap.add_argument("--workload", help="a SimAI/AICB workload file (with model 'simai')")
     ap.add_argument("--chunk-mb", type=float, default=4.0, help="NCCL-style chunk size of collectives, MB")
     ap.add_argument("--memo-db", metavar="FILE", help="SQLite memo database reused across runs (accelerated mode; "
@@ -165,7 +173,7 @@ def run_workload(args, keep=None):
     if args.topology:
         topo = wh.read_topology(args.topology)
     else:
-        topo = wh.rail_optimized(args.gpus, rate=gbps(args.rate))
+        topo = default_fabric(args)
     cfg = wh.Config.preset(args.cc, max(1, round(topo.nic_rate() / 1e9)), accelerate=args.mode == "accelerated",
                            memo_db=args.memo_db)
     net = wh.Network(topo, cfg, backend=args.backend)
@@ -216,7 +224,7 @@ def run_workload(args, keep=None):
     if keep is not None:
         keep["net"], keep["job"] = net, job
     rep = dict(job.summary())
-    rep.update({"mode": args.mode, "topology": args.topology or "rail_optimized(%d)" % args.gpus,
+    rep.update({"mode": args.mode, "topology": fabric_label(args),
                 "backend": args.backend, "wall_seconds": round(wall, 3), "events": st["events"],
                 "events_per_second": round(st["events"] / wall) if wall > 0 else 0,
                 "flows": st["flows"], "messages": len(net._messages), "sim_time_ps": net.now})
@@ -235,6 +243,32 @@ def run_workload(args, keep=None):
                 "packets": st["data_packets"] + st["ctrl_packets"], "pfc_pauses": st["pfc_pauses"],
                 "drops": st["drops"]})
     return rep
+
+
+def default_fabric(args):
+    """The fabric of a run without --topology: --fabric, --servers-per-segment, --oversubscription, --rate."""
+    from .units import gbps
+    if getattr(args, "fabric", "rail") == "fattree":
+        k = 2
+        while k ** 3 // 4 < args.gpus:
+            k += 2
+        return wh.fat_tree(k, rate=gbps(args.rate))
+    return wh.rail_optimized(args.gpus, servers_per_segment=getattr(args, "servers_per_segment", None),
+                             oversubscription=getattr(args, "oversubscription", 1.0), rate=gbps(args.rate))
+
+
+def fabric_label(args):
+    """How the default fabric of a run is named in its report."""
+    if args.topology:
+        return args.topology
+    if getattr(args, "fabric", "rail") == "fattree":
+        return "%s(%d GPUs)" % (default_fabric(args).name, args.gpus)
+    extra = ""
+    if getattr(args, "servers_per_segment", None):
+        extra += ", %d servers per segment" % args.servers_per_segment
+    if getattr(args, "oversubscription", 1.0) != 1.0:
+        extra += ", %g:1 oversubscribed" % args.oversubscription
+    return "rail_optimized(%d%s)" % (args.gpus, extra)
 
 
 def resolve_mode(backend, mode):

@@ -290,10 +290,9 @@ def main(argv=None):
             return cmd_run(args)
         if args.cmd == "fidelity":
             from .fidelity import run_fidelity
+            from .fidelity import format_report
             summary, written = run_fidelity(args)
-            for k in sorted(summary):
-                v = summary[k]
-                print("%-24s %s" % (k, ("%.4f" % v) if isinstance(v, float) else "n/a" if v is None else v))
+            print(format_report(summary))
             print("wrote %s" % ", ".join(written))
             return 0
         if args.cmd == "cluster":

@@ -59,17 +59,26 @@ def message_fct(net):
     which step is ready first), so neither message ids nor a connection's k-th
     message pair the same messages of two runs; the k-th message of a given
     size on a connection does."""
-    keys, fct = [], []
+    return message_table(net)[1]
+
+
+def message_table(net):
+    """(keys, fct, head times) of every message, in the order of ``message_fct``:
+    keys are (connection, size, k-th message of that size on it)."""
+    keys, fct, heads = [], [], []
     last_done, count = {}, {}
     for conn, size, posted, done in net._messages:
         head = max(posted, last_done.get(conn, posted))
         fct.append(done - head if done >= 0 else -1)
+        heads.append(head)
         last_done[conn] = done
         k = (conn, size)
         keys.append((conn, size, count.get(k, 0)))
         count[k] = count.get(k, 0) + 1
     order = sorted(range(len(keys)), key=keys.__getitem__)
-    return np.array(fct, dtype=float)[order] if order else np.empty(0)
+    if not order:
+        return [], np.empty(0), np.empty(0)
+    return ([keys[i] for i in order], np.array(fct, dtype=float)[order], np.array(heads, dtype=float)[order])
 
 
 def compare(full, other, label="accelerated"):
@@ -100,11 +109,124 @@ def compare(full, other, label="accelerated"):
         out.update({"events_skipped": sa["events_skipped"],
                     "skipped_pct": 100 * sa["events_skipped"] / max(1, sa["events"] + sa["events_skipped"]),
                     "skips": sa.get("skips", 0), "skip_backs": sa.get("skip_backs", 0)})
+        out.update(accounting(sf, sa))
+    out["rank_paired"] = rank_paired(nf, na, ff, fa)
+    out["worst"] = worst_messages(nf, ff, fa)
     if itf is not None:
         out["iteration_full_ms"] = itf / 1e9
         out["iteration_%s_ms" % label] = ita / 1e9
         out["iteration_err_pct"] = 100 * abs(ita - itf) / itf
     return out, ff, fa
+
+
+def accounting(sf, sa):
+    """Processed + skipped events of an accelerated run against the full run's
+    count, and where the skipped events came from (steady skips, memo replays,
+    steady skips right after a replay at its stored goodputs, mirrors), with the
+    counts of what blocked a skip and what ended skips early."""
+    total = sa["events"] + sa["events_skipped"]
+    by = dict(sa.get("events_skipped_by") or {})
+    skipped = max(1, sa["events_skipped"])
+    return {"events_accounted": total,
+            "accounted_vs_full_pct": 100 * (total - sf["events"]) / max(1, sf["events"]),
+            "skipped_by": by,
+            "skipped_share_pct": {k: 100 * v / skipped for k, v in by.items()},
+            "skip_rejects": {k: v for k, v in (sa.get("skip_rejects") or {}).items() if v},
+            "skip_backs_by": {k: v for k, v in (sa.get("skip_backs_by") or {}).items() if v},
+            "reject_mean_flows": sa.get("reject_mean_flows"), "skip_mean_flows": sa.get("skip_mean_flows")}
+
+
+def _describe(net, i, n):
+    """(connection or flow, src, dst, size, start ps) of the i-th compared item of ``net``."""
+    msgs = getattr(net, "_messages", None)
+    if msgs:
+        keys, _, heads = message_table(net)
+        conn, size, k = keys[i]
+        r = net.flow(conn)
+        return {"connection": int(conn), "src": int(r.src), "dst": int(r.dst), "size": int(size), "kth": int(k),
+                "head_us": float(heads[i]) / 1e6}
+    res = net.results
+    return {"flow": int(i), "src": int(res["src"][i]), "dst": int(res["dst"][i]), "size": int(res["size"][i]),
+            "start_us": float(res["start"][i]) / 1e6}
+
+
+def worst_messages(nf, ff, fa, n=10):
+    """The n messages (flows) with the largest |FCT error|: connection, size, FCTs, error."""
+    ok = (ff > 0) & (fa > 0)
+    err = np.where(ok, np.abs(fa - ff) / np.where(ff > 0, ff, 1.0), -1.0)
+    out = []
+    for i in np.argsort(-err, kind="stable")[:n]:
+        if err[i] < 0:
+            break
+        try:
+            d = _describe(nf, int(i), len(ff))
+        except Exception:           # a run object without message records (never in practice)
+            d = {"index": int(i)}
+        d.update(fct_full_us=float(ff[i]) / 1e6, fct_other_us=float(fa[i]) / 1e6, err_pct=100 * float(err[i]))
+        out.append(d)
+    return out
+
+
+def rank_paired(nf, na, ff, fa):
+    """FCT error with messages paired by rank instead of identity: within each
+    message size, the k-th shortest FCT of one run against the k-th shortest of
+    the other.  Where symmetric connections swap roles between two runs (which
+    of two ring neighbours sharing a link is held back), the per-message error
+    counts the swap and this one does not: it compares the distributions."""
+    sizes = None
+    msgs = getattr(nf, "_messages", None)
+    if msgs:
+        sizes = np.array([k[1] for k in message_table(nf)[0]])
+    elif hasattr(nf, "results"):
+        sizes = np.asarray(nf.results["size"])
+    if sizes is None or len(sizes) != len(ff) or len(ff) != len(fa):
+        return None
+    errs = []
+    for sz in np.unique(sizes):
+        sel = sizes == sz
+        a, b = np.sort(ff[sel]), np.sort(fa[sel])
+        ok = (a > 0) & (b > 0)
+        errs.append(np.abs(b[ok] - a[ok]) / a[ok])
+    err = np.concatenate(errs) if errs else np.empty(0)
+    if not len(err):
+        return None
+    return {"mean_pct": 100 * float(err.mean()), "p99_pct": 100 * float(np.percentile(err, 99)),
+            "max_pct": 100 * float(err.max())}
+
+
+def format_report(summary):
+    """The fidelity summary as a table: scalar figures one a line, then the
+    accounting (processed + skipped against the full run, the sources of the
+    skipped events, the reject and skip-back counts) and the worst messages."""
+    lines = []
+    nested = ("worst", "skipped_by", "skipped_share_pct", "skip_rejects", "skip_backs_by", "rank_paired")
+    for k in sorted(summary):
+        if k in nested:
+            continue
+        v = summary[k]
+        lines.append("%-24s %s" % (k, ("%.4f" % v) if isinstance(v, float) else "n/a" if v is None else v))
+    if "events_accounted" in summary:
+        lines.append("accounting               %d processed + %d skipped = %d vs %d in the full run (%+.3f%%)" % (
+            summary["events_accelerated"], summary["events_skipped"], summary["events_accounted"],
+            summary["events_full"], summary["accounted_vs_full_pct"]))
+        sh = summary.get("skipped_share_pct") or {}
+        lines.append("skipped from             " + ", ".join("%s %.2f%%" % (k, v) for k, v in sh.items()))
+        lines.append("skips blocked by         " + (", ".join("%s %d" % kv for kv in sorted(
+            summary.get("skip_rejects", {}).items(), key=lambda kv: -kv[1])) or "nothing"))
+        lines.append("skip-backs by            " + (", ".join("%s %d" % kv for kv in summary.get(
+            "skip_backs_by", {}).items()) or "none"))
+    rp = summary.get("rank_paired")
+    if rp:
+        lines.append("FCT error rank-paired    mean %.4f%%, p99 %.4f%%, max %.4f%% (distributions per size)" % (
+            rp["mean_pct"], rp["p99_pct"], rp["max_pct"]))
+    if summary.get("worst"):
+        lines.append("worst                    %-10s %-12s %10s %12s %12s %9s" % (
+            "conn/flow", "src->dst", "size", "fct full us", "fct other us", "error"))
+        for w in summary["worst"]:
+            lines.append("                         %-10s %-12s %10d %12.2f %12.2f %8.2f%%" % (
+                w.get("connection", w.get("flow", w.get("index"))), "%s->%s" % (w.get("src"), w.get("dst")),
+                w.get("size", 0), w["fct_full_us"], w["fct_other_us"], w["err_pct"]))
+    return "\n".join(lines)
 
 
 OUT_FILES = ("fidelity.csv", "summary.json", "fidelity.png")

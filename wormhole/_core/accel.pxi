@@ -99,6 +99,7 @@ cdef int win_alloc(Sim* s, int32_t fi) noexcept nogil:
     w.minh = 0
     w.mint = 0
     w.steady = 0
+    w.gp_steady = 0
     return 0
 
 
@@ -162,12 +163,42 @@ cdef void win_push(Sim* s, int32_t fi, int64_t rate) noexcept nogil:
     mx = w.val[w.qmax[w.maxh % L] % L]
     mn = w.val[w.qmin[w.minh % L] % L]
     steady = <double>(mx - mn) < a.theta * (<double>w.sum / <double>L)
+    if not steady and a.quarters:
+        if w.n % a.check_every == 0:
+            w.gp_steady = _quarters_steady(s, fi)
+        steady = w.gp_steady
+    else:
+        w.gp_steady = 0
     if steady and not w.steady:
         a.steady_periods += 1
         flip = True
     w.steady = steady
     if steady and (flip or w.n % a.check_every == 0):
         skip_try(s, a.part_of[fi])
+
+
+cdef bint _quarters_steady(Sim* s, int32_t fi) noexcept nogil:
+    """The window's goodput is steady: the acknowledged bytes per busy ps of each
+    quarter of the window (by sample) agree within theta of their mean.  Under
+    contention, rates oscillate around a share (HPCC's and DCQCN's sawtooth,
+    TIMELY's gradient steps) by more than theta between samples while the
+    throughput over each quarter, many periods long, stays put; the skip then
+    moves the flow at its measured goodput (_steady_goodput), never faster."""
+    cdef FlowWin* w = &s.acc.win[fi]
+    cdef int64_t L = s.acc.l, q, a0, b0
+    cdef double g, lo = 1e300, hi = 0.0, tot = 0.0
+    if L < 8 or w.n < L:
+        return False
+    for q in range(4):
+        a0 = (w.n - L + q * L // 4) % L
+        b0 = (w.n - L + (q + 1) * L // 4) % L if q < 3 else (w.n - 1) % L
+        g = _rate_between(w.t[a0], w.una[a0], w.idl[a0], w.t[b0], w.una[b0], w.idl[b0])
+        if g <= 0:
+            return False
+        lo = g if g < lo else lo
+        hi = g if g > hi else hi
+        tot += g
+    return hi - lo < s.acc.theta * tot / 4
 
 
 # ---------------------------------------------------------------- partitions
@@ -283,7 +314,9 @@ cdef void part_activate(Sim* s, int32_t fi) noexcept nogil:
     for i in range(n):                       # an unplanned event for a skipping partition: skip back
         p = a.port_part[ports[i]]
         if p >= 0 and a.part_skip[p] >= 0:
+            a.back_why = 0
             skip_end(s, a.part_skip[p], False)
+            a.back_why = 3
         if p >= 0:
             mirrors_end(s, p)
     for i in range(n):
@@ -454,6 +487,7 @@ cdef bint increase_in_skip(Sim* s, int32_t fi) noexcept nogil:
         return True
     if f.rate < f.max_rate:
         skip_end(s, s.acc.part_skip[s.acc.part_of[fi]], True)
+        s.acc.backs_by[2] += 1      # counted with the skip-backs' causes (a planned end)
     return False
 
 
@@ -527,6 +561,7 @@ cdef double _steady_goodput(Sim* s, int32_t fi) noexcept nogil:
     cdef double g, g1, g2
     k0 = _measure_from(s, fi, &ta, &ua, &ia)
     if w.n - k0 < L // 4 or w.n - k0 < 2:
+        a.gp_why = 10
         return 0.0                  # too few samples to tell
     km = (k0 + w.n) // 2
     m = km % L
@@ -534,6 +569,7 @@ cdef double _steady_goodput(Sim* s, int32_t fi) noexcept nogil:
     g1 = _rate_between(ta, ua, ia, w.t[m], w.una[m], w.idl[m])
     g2 = _rate_between(w.t[m], w.una[m], w.idl[m], s.now, s.flows[fi].snd_una, w.idle_total)
     if g <= 0 or g1 <= 0 or g2 <= 0 or fabs(g1 - g2) > a.theta * g:
+        a.gp_why = 2
         return 0.0
     return g
 
@@ -602,23 +638,29 @@ cdef double _horizon(Sim* s, int32_t P) noexcept nogil:
         fi = a.part_flows[P][i]
         f = &s.flows[fi]
         if _paused(s, fi):
-            a.rejects[0] += 1
+            _reject(a, 0, P)
             return -1
         if _idle_conn(f):
             a.gp[i] = 0.0
             continue
         if a.gp[i] <= 0:
-            a.rejects[2] += 1
+            _reject(a, 12, P)
             return -1
         # nothing may be sent beyond what was posted (message ends inside the skip
         # are reported at their virtual times: note_plan)
         room = _room(s, f)
         if room <= 0:
-            a.rejects[3] += 1
+            _reject(a, 3, P)
             return -1
         if <double>room / a.gp[i] < best:
             best = <double>room / a.gp[i]
     return best
+
+
+cdef inline void _reject(Accel* a, int k, int32_t P) noexcept nogil:
+    """Count a partition not fast-forwarded, by the test that blocked it (REJECT_NAMES)."""
+    a.rejects[k] += 1
+    a.rej_flows += a.part_nf[P]
 
 
 cdef void skip_try(Sim* s, int32_t P) noexcept nogil:
@@ -635,7 +677,7 @@ cdef void skip_try(Sim* s, int32_t P) noexcept nogil:
         return
     if a.part_dirty[P]:
         part_split(s, P)
-        a.rejects[5] += 1
+        _reject(a, 5, P)
         return                      # partitions changed: the next sample re-checks
     nf = a.part_nf[P]
     if nf == 0 or _gp_reserve(s, nf) != 0:
@@ -648,18 +690,18 @@ cdef void skip_try(Sim* s, int32_t P) noexcept nogil:
         if _idle_conn(f):
             continue
         if w.val == NULL or w.n < L or not w.steady or w.n - w.act_n < w.need:
-            a.rejects[1] += 1
+            _reject(a, 8 if w.val == NULL else (7 if w.n < L else (1 if not w.steady else 9)), P)
             return
         # a rate that only rose over the whole window and is below line rate is
         # ramping up (e.g. DCQCN's timer-driven recovery, steps far below theta):
         # a skip would freeze it half way
         if (w.last_dec <= w.n - L and w.val[(w.n - 1) % L] > w.val[w.n % L]
                 and f.rate < f.max_rate):
-            a.rejects[6] += 1
+            _reject(a, 6, P)
             return
         a.gp[i] = _steady_goodput(s, fi)
         if a.gp[i] <= 0:
-            a.rejects[2] += 1
+            _reject(a, a.gp_why, P)
             return
     best = _horizon(s, P)
     if best < 0:
@@ -678,6 +720,7 @@ cdef void memo_follow(Sim* s, int32_t P) noexcept nogil:
     cdef double best = _horizon(s, P)
     if best >= 0 and skip_begin(s, P, best):
         a.memo_follows += 1
+        a.skips[a.part_skip[P]].follow = 1
         for i in range(a.part_nf[P]):
             a.win[a.part_flows[P][i]].need = 0     # the stored goodput stood for a measured one
 
@@ -790,7 +833,7 @@ cdef bint skip_begin(Sim* s, int32_t P, double best) noexcept nogil:
                     t_end = e.t
                     break
     if t_end - s.now < a.min_skip:
-        a.rejects[4] += 1
+        _reject(a, 4 if t_end == s.now + <int64_t>best else 11, P)
         return False
     t_limit = t_end if t_end < s.now + <int64_t>best else INT64_MAX_ACC
     sk = _skip_alloc(s, nf, False, &slot)
@@ -799,6 +842,8 @@ cdef bint skip_begin(Sim* s, int32_t P, double best) noexcept nogil:
     for i in range(nf):
         sk.flows[i] = a.part_flows[P][i]
         sk.goodput[i] = a.gp[i]
+    sk.follow = 0
+    a.skip_flows += nf
     return _skip_start(s, slot, P, t_end, t_limit) == 0
 
 
@@ -981,8 +1026,10 @@ cdef void skip_end(Sim* s, int32_t slot, bint planned) noexcept nogil:
             s.ports[s.paths[f.rpath_off + j]].tx_packets += npk
         # each packet: a transmission and an arrival per hop of data and ACK, and
         # the NIC wake-ups that pacing cost per packet before the skip
-        a.events_skipped += npk * 2 * (f.path_len + f.rpath_len)
-        a.events_skipped += <int64_t>(<double>npk * s.ports[s.paths[f.path_off]].wake_per_pkt + 0.5)
+        npk = npk * 2 * (f.path_len + f.rpath_len) + <int64_t>(
+            <double>npk * s.ports[s.paths[f.path_off]].wake_per_pkt + 0.5)
+        a.events_skipped += npk
+        a.skipped_by[3 if sk.mirror else (1 if sk.memo else (2 if sk.follow else 0))] += npk
         a.bytes_skipped += B
     # packets waiting in the partition's queues, then its held events
     for i in range(s.n_ports):
@@ -1040,7 +1087,9 @@ cdef void skip_end(Sim* s, int32_t slot, bint planned) noexcept nogil:
     a.time_skipped += dt
     if not planned and not sk.parted:
         a.skip_backs += 1
+        a.backs_by[a.back_why] += 1
     sk.parted = 0
+    sk.follow = 0
     if follow:
         memo_follow(s, P)
 
@@ -1063,7 +1112,9 @@ cdef void skip_back_flow(Sim* s, int32_t fi) noexcept nogil:
     for i in range(n):
         p = s.acc.port_part[ports[i]]
         if p >= 0 and s.acc.part_skip[p] >= 0:
+            s.acc.back_why = 1
             skip_end(s, s.acc.part_skip[p], False)
+            s.acc.back_why = 3
 
 
 cdef void conn_resume(Sim* s, int32_t fi) noexcept nogil:

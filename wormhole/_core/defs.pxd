@@ -270,7 +270,9 @@ ctypedef struct FlowWin:
     int64_t maxt        # tail of qmax
     int64_t minh        # head of qmin
     int64_t mint        # tail of qmin
-    uint8_t steady      # (max - min) / mean < theta over a full window
+    uint8_t steady      # (max - min) / mean < theta over a full window, or its goodput is (gp_steady)
+    uint8_t gp_steady   # the goodputs of the window's four quarters agree within theta of their mean
+                        # (rates that oscillate around a share, e.g. a sawtooth, with a steady throughput)
     int64_t act_t       # time the flow last went from idle to sending, ps
     int64_t act_una     # snd_una at that moment
     int64_t act_n       # samples taken before that moment
@@ -304,6 +306,7 @@ ctypedef struct Skip:
     int32_t* lead_flows # per flow: the leader's flow it mirrors (-1: none, an idle connection)
     int64_t* lead_una0  # per flow: that flow's snd_una when the mirror began
     uint8_t parted      # 1: ended because the leader changed (not a skip-back)
+    uint8_t follow      # 1: a steady skip at the stored goodputs right after a memo replay
 
 ctypedef struct Accel:
     uint8_t on          # accelerator enabled
@@ -362,8 +365,18 @@ ctypedef struct Accel:
     int64_t mirrors          # partitions that mirrored a simulated twin
     int64_t mirrors_done     # mirrors that lasted until their twin converged
     int32_t n_mirroring      # mirrors in progress
-    int64_t rejects[7]       # partitions not fast-forwarded: pause, unsteady, no goodput, no room, too short, dirty,
-                             # ramping
+    int64_t rejects[16]      # partitions not fast-forwarded, by the test that blocked them (REJECT_NAMES in
+                             # kernel.pyx: pause, rate spread, goodput halves, no room, horizon, split check, ...)
+    int64_t rej_flows        # sum over rejected tries of the partition's flow count
+    int64_t skip_flows       # sum over steady skips begun of the partition's flow count
+    int64_t skipped_by[4]    # events_skipped by source: steady skip, memo replay, steady skip following a
+                             # memo replay, mirror of a twin
+    int64_t backs_by[4]      # skip-backs by cause: a flow starts on the partition's ports, data posted to an
+                             # idle connection of it, (planned ends) a DCQCN rate increase, other
+    int32_t back_why         # cause of the skip-back under way (index of backs_by)
+    int32_t gp_why           # why the last steady-goodput measurement gave none (index of rejects)
+    uint8_t quarters         # also call a flow steady when its window's quarter goodputs agree (experimental,
+                             # off by default: measured too optimistic where CC periods outlast the window)
 
 ctypedef struct PfcRecord:
     int64_t t           # time, ps

@@ -24,6 +24,12 @@ from wormhole._core.cc cimport (dcqcn_init, dcqcn_cnp, dcqcn_alpha_update, dcqcn
 
 cnp.import_array()
 
+# the accelerator's counters (Accel.rejects, skipped_by, backs_by in defs.pxd), by index
+REJECT_NAMES = ("pfc", "rate_spread", "goodput_halves", "no_room", "horizon_short", "split_check", "ramping",
+                "window_filling", "no_window", "fresh_samples", "goodput_span", "horizon_flow_start",
+                "horizon_no_goodput")
+SKIPPED_BY = ("steady", "memo_replay", "memo_follow", "mirror")
+BACKS_BY = ("flow_start", "post_idle_conn", "dcqcn_increase", "other")
 EVENT_NAMES = ("tx_done", "arrive", "nic_wake", "flow_start", "user", "rto", "cc_timer", "sample", "skip_end",
                "msg_note")
 # congestion-control registry: name -> kernel enum
@@ -894,6 +900,7 @@ cdef class Kernel:
             s.acc.min_skip = acc["min_skip"]
             s.acc.margin = acc["margin"]
             s.acc.check_every = acc["check_every"]
+            s.acc.back_why = 3
             s.acc.memo = acc.get("memo", False)
             s.acc.port_part = <int32_t*>malloc(npt * sizeof(int32_t))
             s.acc.port_flows = <int32_t**>calloc(npt, sizeof(int32_t*))
@@ -1260,6 +1267,11 @@ cdef class Kernel:
         free(fl); free(nb); free(cv); free(gp)
         return r == 0
 
+    def set_steady_quarters(self, bint on):
+        """Experimental steady test (off by default): a flow whose rate spread is
+        over theta is steady when its window's four quarter goodputs agree."""
+        self.s.acc.quarters = on
+
     def steady_goodput(self, int32_t fi):
         """The goodput (bytes per ps) a fast-forward of flow fi's partition uses
         now: its skip's, or else the one its window measures (0 if none)."""
@@ -1401,8 +1413,11 @@ cdef class Kernel:
             "memo_follows": s.acc.memo_follows,
             "memo_mirrors": s.acc.mirrors,
             "memo_mirrors_done": s.acc.mirrors_done,
-            "skip_rejects": {name: s.acc.rejects[k] for k, name in enumerate(
-                ("pfc", "unsteady", "no_goodput", "no_room", "too_short", "split_check", "ramping"))},
+            "skip_rejects": {name: s.acc.rejects[k] for k, name in enumerate(REJECT_NAMES)},
+            "reject_mean_flows": s.acc.rej_flows / max(1, sum(s.acc.rejects[k] for k in range(16))),
+            "skip_mean_flows": s.acc.skip_flows / max(1, s.acc.skips_started),
+            "events_skipped_by": {name: s.acc.skipped_by[k] for k, name in enumerate(SKIPPED_BY)},
+            "skip_backs_by": {name: s.acc.backs_by[k] for k, name in enumerate(BACKS_BY)},
             "max_queue_bytes": s.max_qbytes,
             "max_switch_buffer_bytes": s.max_buffer,
             "packets_live": s.pkts_live,

@@ -1,0 +1,93 @@
+"""The accelerator under contention: the accounting every fidelity report
+carries (processed + skipped against the full run, sources of skipped events,
+reject reasons, worst messages) and the contended fabrics the suite uses."""
+import numpy as np
+import pytest
+
+import wormhole as wh
+from wormhole.bench import _workload_parser, default_fabric, fabric_label
+from wormhole.fidelity import compare, format_report, rank_paired
+from wormhole.units import gbps
+
+MB = 1_000_000
+
+
+def _dumbbell_run(accelerate):
+    """Two long flows sharing one bottleneck (contended), and a short one."""
+    topo = wh.dumbbell(4, 4, rate=gbps(100), bottleneck=gbps(100))
+    net = wh.Network(topo, wh.Config.preset("hpcc", accelerate=accelerate))
+    for i in range(2):
+        net.send(i, 4 + i, 8 * MB)
+    net.send(0, 5, 200_000, at=300 * 1000 * 1000)
+    net.run()
+    return net, 0.0, net.results["fct"].astype(float), None
+
+
+@pytest.fixture(scope="module")
+def runs():
+    return _dumbbell_run(False), _dumbbell_run(True)
+
+
+def test_skipped_events_by_source_add_up(runs):
+    _, acc = runs
+    st = acc[0].stats
+    by = st["events_skipped_by"]
+    assert set(by) == {"steady", "memo_replay", "memo_follow", "mirror"}
+    assert sum(by.values()) == st["events_skipped"]
+    assert st["events_skipped"] > 0
+    assert set(st["skip_backs_by"]) == {"flow_start", "post_idle_conn", "dcqcn_increase", "other"}
+    assert sum(v for k, v in st["skip_backs_by"].items() if k != "dcqcn_increase") == st["skip_backs"]
+    assert all(v >= 0 for v in st["skip_rejects"].values())
+
+
+def test_report_reconciles_with_the_full_run(runs):
+    full, acc = runs
+    s, ff, fa = compare(full, acc)
+    assert s["events_accounted"] == s["events_accelerated"] + s["events_skipped"]
+    assert abs(s["accounted_vs_full_pct"]) < 5
+    assert abs(sum(s["skipped_share_pct"].values()) - 100) < 1e-6
+    errs = [w["err_pct"] for w in s["worst"]]
+    assert 0 < len(errs) <= 10 and errs == sorted(errs, reverse=True)
+    assert {"src", "dst", "size", "fct_full_us", "fct_other_us"} <= set(s["worst"][0])
+    text = format_report(s)
+    assert "accounting" in text and "worst" in text and "skipped from" in text
+
+
+def test_rank_pairing_ignores_swapped_roles():
+    class Run:
+        pass
+    a = Run()
+    a.results = {"size": np.array([10, 10, 10, 20])}
+    ff = np.array([1.0, 2.0, 3.0, 5.0])
+    fa = np.array([3.0, 1.0, 2.0, 5.0])          # the same FCTs of one size, in another order
+    assert rank_paired(a, a, ff, fa)["max_pct"] == 0
+
+
+def test_contended_fabric_options():
+    args = _workload_parser().parse_args(["gpt13b", "--gpus", "32", "--servers-per-segment", "2",
+                                          "--oversubscription", "2"])
+    topo = default_fabric(args)
+    spines = [n for n in topo.switches if topo.names[n].startswith("spine")]
+    assert len(spines) == 1                       # 2 servers per segment / 2:1
+    assert "2 servers per segment" in fabric_label(args)
+    args = _workload_parser().parse_args(["gpt13b", "--gpus", "64", "--fabric", "fattree"])
+    assert default_fabric(args).name == "fattree-k8"
+    args = _workload_parser().parse_args(["gpt13b", "--gpus", "32"])
+    assert default_fabric(args).name == wh.rail_optimized(32).name
+
+
+def test_contended_pair_without_a_steady_rate_is_not_skipped():
+    """DCQCN's rates around a shared bottleneck never settle within theta over a
+    window: nothing is skipped, every FCT is the full run's, and the reject
+    counts say which test blocked it."""
+    res = {}
+    for acc in (False, True):
+        net = wh.Network(wh.dumbbell(2, 2), wh.Config.preset("dcqcn", accelerate=acc))
+        for i in range(2):
+            net.send(i, 2 + i, 4 * MB)
+        net.run()
+        res[acc] = (net.results["fct"].tolist(), net.stats)
+    assert res[True][0] == res[False][0]
+    st = res[True][1]
+    assert st["events_skipped"] == 0 and st["events"] == res[False][1]["events"]
+    assert st["skip_rejects"]["rate_spread"] + st["skip_rejects"]["ramping"] + st["skip_rejects"]["no_room"] >= 0
