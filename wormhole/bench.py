@@ -161,6 +161,20 @@ def _workload_parser():
                          "no packets, queues or congestion control; --cc is ignored)")
     ap.add_argument("--json", action="store_true", help="print one JSON object")
     ap.add_argument("--no-progress", action="store_true")
+    ap.add_argument("--trace", metavar="PREFIX", help="with model 'chakra': the Chakra execution trace PREFIX.<rank>.et "
+                    "of ranks 0..GPUS-1 (ASTRA-sim 2.x input)")
+    ap.add_argument("--comm-group", metavar="FILE", help="with model 'chakra': ASTRA-sim's communicator-group JSON "
+                    "{\"id\": [ranks]} (pg_name of the collectives)")
+    ap.add_argument("--gpus-per-server", type=int, default=8,
+                    help="with model 'chakra': GPUs per server of the default fabric and of NVLink (default 8; "
+                         "1 puts every rank on its own server, all traffic on the fabric)")
+    ap.add_argument("--chakra-out", metavar="PREFIX", help="also write the model's iteration as a Chakra trace: "
+                    "PREFIX.<rank>.et and the communicator groups PREFIX.json (replaced if they exist)")
+    ap.add_argument("--timeline", metavar="FILE", help="write a Chrome/Perfetto trace-event JSON of the run (GPU "
+                    "compute and collectives, messages, link utilisation and queues, skipped periods); a training "
+                    "preset is then run as its Chakra graph (the same iteration time)")
+    ap.add_argument("--sample-interval", type=float, default=10.0, metavar="US",
+                    help="sampling period of the --timeline counters, microseconds (default 10)")
     return ap
 
 
@@ -170,12 +184,18 @@ def run_workload(args, keep=None):
     from .units import gbps
     from .workload import SimAIIteration, TrainingJob, load_preset, read_simai
     args.mode = resolve_mode(args.backend, args.mode)
+    timeline = getattr(args, "timeline", None)
+    gps = getattr(args, "gpus_per_server", 8) if args.model == "chakra" else 8
     if args.topology:
         topo = wh.read_topology(args.topology)
+    elif gps != 8 and getattr(args, "fabric", "rail") == "rail":
+        topo = wh.rail_optimized(args.gpus, gpus_per_server=gps, rate=gbps(args.rate))
     else:
         topo = default_fabric(args)
     cfg = wh.Config.preset(args.cc, max(1, round(topo.nic_rate() / 1e9)), accelerate=args.mode == "accelerated",
                            memo_db=args.memo_db)
+    if timeline and args.backend != "flow":
+        cfg = cfg.copy(sample_interval=args.sample_interval)
     net = wh.Network(topo, cfg, backend=args.backend)
     chunk = int(args.chunk_mb * 1024 * 1024)
     if args.model == "simai":
@@ -183,6 +203,12 @@ def run_workload(args, keep=None):
             raise wh.WormholeError("model 'simai' needs --workload FILE")
         job = SimAIIteration(net, read_simai(args.workload), args.gpus, chunk_bytes=chunk,
                              iterations=args.iterations)
+    elif args.model == "chakra":
+        from .workload.chakra import ChakraRun, ChakraTrace
+        if not args.trace:
+            raise wh.WormholeError("model 'chakra' needs --trace PREFIX (files PREFIX.0.et ...)")
+        job = ChakraRun(net, ChakraTrace.load(args.trace, args.gpus, args.comm_group), gpus_per_server=gps,
+                        chunk_bytes=chunk)
     else:
         pre = load_preset(args.model, gpus=args.gpus, tp=args.tp, pp=args.pp, dp=args.dp, ep=args.ep,
                           micro_batches=args.micro_batches, gpu=args.gpu)
@@ -192,6 +218,19 @@ def run_workload(args, keep=None):
                 raise wh.WormholeError("--layers must be a multiple of PP", value=args.layers)
             pre.model = replace(pre.model, layers=args.layers)
         job = TrainingJob(net, pre, chunk_bytes=chunk, iterations=args.iterations)
+    out_files, plan = {}, None
+    if getattr(args, "chakra_out", None) and args.model not in ("simai", "chakra"):
+        from .workload.chakra import chakra_files
+        out_files.update(chakra_files(job, args.chakra_out))
+    if timeline and args.model not in ("simai", "chakra"):
+        from .workload.chakra import ChakraRun, training_trace
+        if args.iterations != 1:
+            raise wh.WormholeError("--timeline records one iteration of a training preset", value=args.iterations)
+        plan, job = job, ChakraRun(net, training_trace(job), gpus_per_server=job.gps, chunk_bytes=chunk)
+    tl = None
+    if timeline:
+        from .timeline import Timeline
+        tl = Timeline("python -m wormhole.bench %s --gpus %d" % (args.model, args.gpus))
     done = []
     job.start(lambda j: done.append(True))
     bar = None
@@ -201,6 +240,8 @@ def run_workload(args, keep=None):
                    desc="simulating", disable=None)      # no bar when stderr is not a terminal
     t0 = time.perf_counter()
     step = 100 * 1000 * 1000        # 100 us of simulated time per slice
+    if tl is not None:
+        step = 10 * 1000 * 1000     # finer slices: skipped periods are polled between them
     last_events = 0
     while not done:
         if args.backend == "flow":
@@ -210,6 +251,8 @@ def run_workload(args, keep=None):
         if nxt < 0:
             break
         net.run(until=max(nxt, net.now) + step)
+        if tl is not None:
+            tl.poll_skips(net)
         if bar is not None:
             ev = net.stats["events"]
             bar.update(ev - last_events)
@@ -218,16 +261,30 @@ def run_workload(args, keep=None):
     wall = time.perf_counter() - t0
     if bar is not None:
         bar.close()
+    if not done and hasattr(job, "check_finished"):
+        job.check_finished()        # a Chakra trace that cannot finish names its file and node
     if not done:
         raise wh.WormholeError("the job stopped before finishing (a flow stalled?)")
     st = net.stats
     if keep is not None:
         keep["net"], keep["job"] = net, job
     rep = dict(job.summary())
+    if plan is not None:            # a training preset run as its Chakra graph (--timeline)
+        ps = plan.summary()
+        rep.update({k: ps[k] for k in ("model", "tp", "pp", "dp", "ep", "micro_batches", "gpus")})
+        rep["run_as"] = "chakra graph"
     rep.update({"mode": args.mode, "topology": fabric_label(args),
                 "backend": args.backend, "wall_seconds": round(wall, 3), "events": st["events"],
                 "events_per_second": round(st["events"] / wall) if wall > 0 else 0,
                 "flows": st["flows"], "messages": len(net._messages), "sim_time_ps": net.now})
+    if tl is not None:
+        from .timeline import network_timeline
+        network_timeline(net, job if hasattr(job, "records") else None, timeline=tl)
+        out_files[timeline] = tl.to_json({"iteration_time_ps": rep.get("iteration_time_ps")})
+    if out_files:
+        from .outputs import write_files
+        write_files(out_files)
+        rep["wrote"] = sorted(out_files)
     if args.backend == "flow":
         rep.update({"cc": None, "flow_model": st["flow_model"], "rate_solves": st["rate_solves"]})
         return rep
@@ -325,6 +382,22 @@ def _print_report(rep):
     print("\n".join(lines))
 
 
+def check_bench_outputs(args):
+    """--timeline and --chakra-out paths, checked before anything runs."""
+    from .outputs import check_file, distinct
+    plan = []
+    if getattr(args, "timeline", None):
+        plan.append(("--timeline", check_file(args.timeline, "--timeline")))
+    if getattr(args, "chakra_out", None):
+        if args.model in ("simai", "chakra"):
+            raise wh.WormholeError("--chakra-out writes a training preset (not %s)" % args.model, value=args.model)
+        from .workload.chakra import trace_outputs
+        plan += [("--chakra-out", check_file(p, "--chakra-out")) for p in trace_outputs(args.chakra_out, args.gpus)]
+    if plan:
+        distinct(plan)
+    return plan
+
+
 def main(argv=None):
     argv = sys.argv[1:] if argv is None else list(argv)
     if argv and argv[0] == "kernel":
@@ -335,10 +408,12 @@ def main(argv=None):
         if args.memo_db:
             from .outputs import check_file
             check_file(args.memo_db, "--memo-db")
-        if args.model != "simai" and args.model not in WORKLOADS:
+        if args.model not in ("simai", "chakra") and args.model not in WORKLOADS:
             from .workload import preset_names
             if args.model not in preset_names():
-                raise wh.WormholeError("unknown model %r (%s, simai)" % (args.model, ", ".join(preset_names())))
+                raise wh.WormholeError("unknown model %r (%s, simai, chakra)" % (args.model,
+                                                                             ", ".join(preset_names())))
+        check_bench_outputs(args)
         rep = run_workload(args)
     except wh.WormholeError as e:
         sys.stderr.write("wormhole.bench: error: %s\n" % e)

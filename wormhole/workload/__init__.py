@@ -5,7 +5,9 @@ from .collectives import (AllGather, AllToAll, Broadcast, COLLECTIVES, ReduceSca
 from .models import GPUS, GpuSpec, ModelSpec, Parallel, load_preset, preset_names
 from .simai import SimAIIteration, read_simai
 from .training import TrainingJob
+from .chakra import ChakraError, ChakraRun, ChakraTrace, run_chakra, write_training
 
 __all__ = ["AllGather", "AllToAll", "Broadcast", "COLLECTIVES", "ReduceScatter", "RingAllReduce", "SendRecv",
            "Transport", "alpha_beta_ring", "ring_order", "GPUS", "GpuSpec", "ModelSpec", "Parallel",
-           "load_preset", "preset_names", "SimAIIteration", "read_simai", "TrainingJob"]
+           "load_preset", "preset_names", "SimAIIteration", "read_simai", "TrainingJob",
+           "ChakraError", "ChakraRun", "ChakraTrace", "run_chakra", "write_training"]
