@@ -103,7 +103,7 @@ def test_parking_lot():
     assert rates_after_join(net, [long_, a, b]) == pytest.approx([50, 50, 50])
 
 
-def test_cm02_shares_inversely_to_route_latency():
+def test_packet_model_shares_inversely_to_route_latency():
     # two flows on one bottleneck, route latencies 2 us and 4 us: shares 2:1
     t = graph([("h0", "s0", 100, 0.5), ("h1", "s0", 100, 1.5), ("s0", "s1", 100, 1), ("s1", "h2", 100, 0.5),
                ("s1", "h3", 100, 1.5)])
@@ -116,7 +116,7 @@ def test_cm02_shares_inversely_to_route_latency():
     assert ra + rb == pytest.approx(100)
 
 
-def test_cm02_latency_phase_and_window_bound():
+def test_packet_model_latency_phase_and_window_bound():
     t = graph([("h0", "s0", 100, 1), ("s0", "h1", 100, 1)])
     net = wh.Network(t, backend="flow")
     f = net.send("h0", "h1", 1_000_000)
@@ -155,7 +155,7 @@ def test_incremental_solves_equal_a_full_solve():
             assert net.rate[f] == pytest.approx(full[f], rel=1e-9)
 
 
-@pytest.mark.parametrize("model,topo", [("maxmin", "leafspine_2to1"), ("cm02", "fat_tree")])
+@pytest.mark.parametrize("model,topo", [("maxmin", "leafspine_2to1"), ("packet", "fat_tree")])
 def test_restricted_re_solves_equal_a_full_solve_under_load(model, topo):
     """Hundreds of concurrent flows on oversubscribed fabrics, where most links
     are saturated and a change ripples far: the re-solved region (flows reached

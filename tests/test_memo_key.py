@@ -26,6 +26,8 @@ NOT_DYNAMICS = {
     "memo_db": "where the entries are",
     "flow_model": "flow backend only",
     "flow_window": "flow backend only",
+    "flow_tcp_gamma": "flow backend only",
+    "flow_crosstraffic": "flow backend only",
     "pint_log_base": "no effect (HPCC-PINT is not implemented)",
     "pint_prob": "no effect (HPCC-PINT is not implemented)",
 }

@@ -51,11 +51,11 @@ def _one_line_exit_2(p, needle):
 def test_bench_labels_flow_backend_runs(run_bench):
     p = run_bench(*SMALL, "--backend", "flow")
     assert p.returncode == 0, p.stderr
-    assert "flow backend (cm02" in p.stdout and "accelerated" not in p.stdout and "hpcc" not in p.stdout
+    assert "flow backend (packet" in p.stdout and "accelerated" not in p.stdout and "hpcc" not in p.stdout
     assert "flow-level events" in p.stdout and "skipped" not in p.stdout
     rep = json.loads(run_bench(*SMALL, "--backend", "flow", "--json").stdout)
     assert rep["backend"] == "flow" and rep["mode"] is None and rep["cc"] is None
-    assert "events_skipped" not in rep and "skips" not in rep and rep["flow_model"] == "cm02"
+    assert "events_skipped" not in rep and "skips" not in rep and rep["flow_model"] == "packet"
     _one_line_exit_2(run_bench(*SMALL, "--backend", "flow", "--mode", "accelerated"),
                      "--mode accelerated applies to the packet backend")
     packet = run_bench(*SMALL)
@@ -69,7 +69,7 @@ def test_fidelity_keys_name_the_flow_backend(tmp_path, cli):
     assert p.returncode == 0, p.stderr
     s = json.loads((out / "summary.json").read_text())
     assert not [k for k in s if "accelerated" in k]
-    assert {"events_flow", "wall_flow_s"} <= set(s) and s["compared"] == "flow backend (cm02) vs full packet"
+    assert {"events_flow", "wall_flow_s"} <= set(s) and s["compared"] == "flow backend (packet) vs full packet"
     assert s["skipped_pct"] is None and "events_skipped" not in s
     assert (out / "fidelity.csv").read_text().startswith("id,fct_full_ps,fct_flow_ps,error\n")
     assert "incast8_hpcc/config.txt" in s["workload"]
@@ -85,7 +85,7 @@ def test_run_takes_backend_and_mode(tmp_path, cli):
     base = ["run", "--config", os.path.join(d, "config.txt")]
     p = run_cli(*base, "--backend", "flow", "--out", str(tmp_path / "flow"), "--stats-json", str(tmp_path / "f.json"))
     assert p.returncode == 0, p.stderr
-    assert "backend    flow (cm02" in p.stdout and "\npackets" not in p.stdout and "\ncc " not in p.stdout
+    assert "backend    flow (packet" in p.stdout and "\npackets" not in p.stdout and "\ncc " not in p.stdout
     assert sorted(os.listdir(tmp_path / "flow")) == ["fct.txt"]          # no PFC log: the backend has no PFC
     assert len((tmp_path / "flow" / "fct.txt").read_text().splitlines()) == 2
     st = json.loads((tmp_path / "f.json").read_text())

@@ -49,6 +49,10 @@ def _build_parser(argv=None):
                        formatter_class=argparse.RawDescriptionHelpFormatter)
     r.add_argument("--topology", help="topology.txt (reference format)")
     r.add_argument("--flows", help="flow.txt (reference format)")
+    r.add_argument("--htsim", metavar="FILE.cm", help="an htsim connection matrix instead of --flows (node n is the "
+                   "topology's n-th host; triggers start connections when others finish)")
+    r.add_argument("--write-cm", metavar="FILE", help="also write the run's flows as an htsim connection matrix "
+                   "(replaced if it exists; its folder must exist)")
     r.add_argument("--config", help="config.txt (reference keys)")
     r.add_argument("--out", required=True, metavar="DIR", help="output folder for fct.txt and pfc.txt (created if "
                    "missing, in an existing folder; files of those names in it are replaced)")
@@ -64,6 +68,10 @@ def _build_parser(argv=None):
     r.add_argument("--backend", default="packet", choices=("packet", "flow"),
                    help="packet kernel (default), or the flow-level backend (CM02 max-min sharing of fluid flows: "
                         "fct.txt only; no packets, PFC, congestion control or --trace)")
+    r.add_argument("--flow-model", choices=("packet", "maxmin", "cm02", "lv08"),
+                   help="of the flow backend: packet (default: calibrated to the packet kernel, payload "
+                        "capacities), maxmin (plain max-min), cm02 or lv08 (SimGrid 3.32's models of those names); "
+                        "replaces the config's flow_model")
     r.add_argument("--mode", choices=("full", "accelerated"),
                    help="of the packet backend: full (every packet event) or accelerated (the Wormhole "
                         "fast-forward); default: the config's ACCELERATE, else full")
@@ -132,7 +140,9 @@ def _load_config(args, nic_gbps_of):
 
 def _inputs(args, cfg_files):
     topo = args.topology or cfg_files.get("TOPOLOGY_FILE")
-    flows = args.flows or cfg_files.get("FLOW_FILE")
+    if getattr(args, "htsim", None) and args.flows:
+        raise ConfigError("give --flows or --htsim, not both", value=args.htsim)
+    flows = args.flows or getattr(args, "htsim", None) or cfg_files.get("FLOW_FILE")
     if not topo:
         raise ConfigError("no topology: give --topology or a config with TOPOLOGY_FILE", args.config)
     if not flows:
@@ -222,12 +232,16 @@ def check_run_outputs(args):
         folders.append(args.trace)
     if args.stats_json:
         plan.append(("--stats-json", check_file(args.stats_json, "--stats-json", folders)))
+    if getattr(args, "write_cm", None):
+        plan.append(("--write-cm", check_file(args.write_cm, "--write-cm", folders)))
     distinct(plan)
     return plan
 
 
 def _check_backend(args):
     if args.backend != "flow":
+        if getattr(args, "flow_model", None) is not None:
+            raise NotAvailableError("--flow-model applies to the flow backend (--backend flow)", value=args.flow_model)
         return
     for opt, given in (("--mode", args.mode), ("--cc", args.cc), ("--trace", args.trace)):
         if given is not None:
@@ -244,10 +258,21 @@ def cmd_run(args):
     cfg = _load_config(args, lambda: max(1, round(topo.nic_rate() / 1e9)))
     if args.mode is not None:
         cfg = cfg.copy(accelerate=args.mode == "accelerated")
-    flows = read_flows(flows_path, topo)
+    if getattr(args, "flow_model", None) is not None:
+        cfg = cfg.copy(flow_model=args.flow_model)
+    cm = None
+    if getattr(args, "htsim", None) and flows_path == args.htsim:
+        from .workload.htsim import read_cm
+        cm = read_cm(args.htsim)
+        flows = []
+    else:
+        flows = read_flows(flows_path, topo)
     net = Network(topo, cfg, backend=args.backend)
     for f in flows:
         net.send(f.src, f.dst, f.size, at=f.start_ps, pg=f.pg, dport=f.dport)
+    if cm is not None:
+        from .workload.htsim import HtsimRun
+        HtsimRun(net, cm).start()
     net.run(progress=True)
     files = {os.path.join(args.out, "fct.txt"): "".join(net.fct_lines())}
     if args.backend != "flow":
@@ -257,6 +282,10 @@ def cmd_run(args):
         files.update({os.path.join(args.trace, n): text for n, text in trace_files(net).items()})
     if args.stats_json:
         files[args.stats_json] = _stats_json(net)
+    if getattr(args, "write_cm", None):
+        from .workload.htsim import cm_text, network_connections
+        files[args.write_cm] = cm_text(*network_connections(net), header="# wormhole run of %s on %s" % (
+            flows_path, topo_path))
     write_files(files)          # all of them or none
     if not args.quiet:
         print(_summary(net, topo_path, flows_path))

@@ -69,8 +69,8 @@ def _str(v):
 
 def _flow_model(v):
     s = str(v).strip().lower()
-    if s not in ("cm02", "maxmin"):
-        raise ValueError("flow_model must be 'cm02' or 'maxmin'")
+    if s not in ("packet", "maxmin", "cm02", "lv08"):
+        raise ValueError("flow_model must be 'packet', 'maxmin', 'cm02' or 'lv08'")
     return s
 
 
@@ -261,10 +261,16 @@ PARAMS = (
     _p("memo_db", "path", None, "SQLite file of the memo database, reused across runs (None: in memory); "
        "entries are keyed by the conflict graph, every parameter that changes dynamics and the fabric-wide "
        "window and base RTT, so one file can serve several configurations and fabrics", _str, dynamics=False),
-    _p("flow_model", "name", "cm02", "flow backend sharing model: cm02 (SimGrid: latency phase, shares weighted "
-       "by 1 / route latency) or maxmin (plain max-min)", _flow_model, dynamics=False),
-    _p("flow_window", "bytes", 0.0, "flow backend: bound each flow at window / (2 x route latency) (0: none)",
-       _float, None, 0.0, 1e15, dynamics=False),
+    _p("flow_model", "name", "packet", "flow backend sharing model: packet (calibrated to the packet kernel: "
+       "payload capacities, latency phase, shares weighted by 1 / route latency), maxmin (plain max-min on payload "
+       "capacities), cm02 or lv08 (SimGrid 3.32's models of those names: line-rate capacities, payload bytes, "
+       "latency and bandwidth factors, weight-S, TCP-gamma bound, cross-traffic)", _flow_model, dynamics=False),
+    _p("flow_window", "bytes", 0.0, "flow backend, packet and maxmin models: bound each flow at window / (2 x route "
+       "latency) (0: none)", _float, None, 0.0, 1e15, dynamics=False),
+    _p("flow_tcp_gamma", "bytes", 4194304.0, "flow backend, cm02 and lv08 models: SimGrid's network/TCP-gamma, "
+       "each flow bounded at gamma / (2 x route latency) (0: none)", _float, None, 0.0, 1e15, dynamics=False),
+    _p("flow_crosstraffic", "bool", True, "flow backend, cm02 and lv08 models: SimGrid's network/crosstraffic, "
+       "a flow also uses 0.05 x its share on its reverse route", _bool, dynamics=False),
     _p("pint_log_base", "ratio", 1.05, "HPCC-PINT log base (accepted; HPCC-PINT is not implemented: no effect)",
        _float, "PINT_LOG_BASE", 1.0, 10.0, dynamics=False),
     _p("pint_prob", "prob", 1.0, "HPCC-PINT sampling probability (accepted; no effect)", _float, "PINT_PROB",

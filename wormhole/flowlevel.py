@@ -1,18 +1,34 @@
 """Flow-level backend: fluid flows sharing links by (weighted) max-min fairness.
 
-SimGrid's CM02 model (``flow_model="cm02"``): a flow first waits its route
-latency (the sum of its links' propagation delays) without using bandwidth,
-then joins the sharing; shares are weighted max-min with each flow's weight
-inversely proportional to its route latency, found by progressive filling
-(saturate the most constrained link, freeze its flows, repeat); an optional
-window bounds a flow at window / (2 x route latency).  ``flow_model="maxmin"``
-is plain max-min.  The loop is SimGrid's: share, earliest finish, advance,
-repeat.  A change (a flow joining or leaving) re-solves only the flows
-connected to it through shared links.
+Four models (``flow_model``), each meaning one thing:
 
-Routes come from the same fabric and ECMP hashing as the packet kernel; link
-capacities are payload rates (line rate x mtu / (mtu + headers)), so FCTs are
-comparable with the packet kernel's.  Same API as ``Network``: send, connect /
+- ``packet`` (default), calibrated for comparisons with the packet kernel: link
+  capacities are payload rates (line rate x mtu / (mtu + headers)); a flow
+  first waits its route latency (the sum of its links' propagation delays)
+  without using bandwidth, then shares with a weight inversely proportional to
+  its route latency; ``flow_window`` optionally bounds it at window / (2 x
+  route latency).
+- ``maxmin``: plain max-min on the same payload capacities, no latency phase.
+- ``cm02`` and ``lv08``: SimGrid 3.32's network models of those names
+  (src/surf/network_cm02.cpp), reproducing SimGrid's FCTs: capacities are the
+  line rates (sizes are payload bytes, no headers); a flow waits
+  latency_factor x route latency, then shares with penalty route latency +
+  sum over its route of weight_S / link bandwidth (in s; rate proportional to
+  1 / penalty), bounded at flow_tcp_gamma / (2 x route latency) (SimGrid's
+  network/TCP-gamma); its bytes move at bandwidth_factor x its share.  CM02:
+  factors 1, 1, weight_S 0; LV08 (SimGrid's default model): 13.01, 0.97,
+  20537.  With ``flow_crosstraffic`` (SimGrid's network/crosstraffic, on by
+  default there too) a flow also consumes 0.05 x its share on the links of
+  its reverse route (the route its ACKs take in the packet kernel).
+  SimGrid's engine treats dates within surf/precision (1e-9 s) of the current
+  one as now; so does this one for these two models.
+
+Shares are found by progressive filling (saturate the most constrained link,
+freeze its flows, repeat).  The loop is SimGrid's: share, earliest finish,
+advance, repeat.  A change (a flow joining or leaving) re-solves only the
+flows connected to it through shared links.
+
+Routes come from the same fabric and ECMP hashing as the packet kernel.  Same API as ``Network``: send, connect /
 post, schedule, run, now, results, stats, fct_lines, flow_path.  What a fluid
 model has no notion of (packet-level rate and queue samples, congestion-control
 state, port queues and PFC, the accelerator's partitions) raises
@@ -27,20 +43,24 @@ import numpy as np
 from . import network as _nw
 from ._core.fluid import FluidSolver
 from ._core.kernel import _py_ecmp_hash
-from .errors import FlowFileError, NotAvailableError, RoutingError, WormholeError
+from .errors import ConfigError, FlowFileError, NotAvailableError, RoutingError, WormholeError
 from .fabric import Fabric
 from .units import NS
 
 INF = float("inf")
-FLOW_MODELS = ("cm02", "maxmin")
-
+FLOW_MODELS = ("packet", "maxmin", "cm02", "lv08")
+# SimGrid 3.32, src/surf/network_cm02.cpp: network/latency-factor, network/bandwidth-factor, network/weight-S
+SIMGRID_MODELS = {"cm02": (1.0, 1.0, 0.0), "lv08": (13.01, 0.97, 20537.0)}
+SURF_PRECISION_PS = 1000    # SimGrid's surf/precision, 1e-9 s: dates that close to now are now
+CROSSTRAFFIC = 0.05         # SimGrid: a flow's ACKs use 0.05 x its share on the reverse route
 
 class FlowNetwork:
     """The flow-level backend behind ``Network(..., backend="flow")``."""
 
-    def __init__(self, topology, config, flow_model="cm02"):
+    def __init__(self, topology, config, flow_model="packet"):
         if flow_model not in FLOW_MODELS:
-            raise NotAvailableError("unknown flow model %r (cm02, maxmin)" % flow_model, value=flow_model)
+            raise NotAvailableError("unknown flow model %r (%s)" % (flow_model, ", ".join(FLOW_MODELS)),
+                                    value=flow_model)
         self.config = config
         self.topology = topology
         self.fabric = Fabric(topology, config)
@@ -63,6 +83,19 @@ class FlowNetwork:
         self._messages = []
         self._wall = 0.0
         self.n_events = 0
+        self.simgrid = flow_model in SIMGRID_MODELS
+        if self.simgrid:
+            if self.window != 0:
+                raise ConfigError("flow_window bounds the packet and maxmin flow models; %s is bounded by "
+                                  "flow_tcp_gamma (SimGrid's network/TCP-gamma)" % flow_model, value=self.window)
+            self.lat_factor, self.bw_factor, self.weight_s = SIMGRID_MODELS[flow_model]
+            self.gamma = float(c.flow_tcp_gamma)
+            self.crosstraffic = bool(c.flow_crosstraffic)
+            self.eff = 1.0                      # SimGrid's sizes are payload bytes on the line rate
+        else:
+            self.lat_factor, self.bw_factor, self.weight_s = (1.0 if flow_model == "packet" else 0.0), 1.0, 0.0
+            self.gamma, self.crosstraffic = 0.0, False
+        self._phase = []            # each flow's latency phase, ps
         self.caps = {p: float(self.fabric.port_rate[p]) * self.eff / 8e12 for p in range(len(self.fabric.port_rate))}
         self.solver = FluidSolver([self.caps[p] for p in range(len(self.caps))])
 
@@ -112,17 +145,46 @@ class FlowNetwork:
         self.links.append(path)
         self.latency.append(lat)
         self._msg_bytes.append(0.0 if _persistent else float(nbytes))
-        self.weight.append(1.0 / max(lat, 1) if self.model == "cm02" else 1.0)
-        self.bound.append(self.window / (2 * lat) if self.window > 0 and lat > 0 else INF)
-        self.solver.add_flow(path, self.weight[-1], self.bound[-1] if self.bound[-1] < INF else 0.0)
-        self._standalone.append(_nw.standalone_fct(self.fabric, s, d, nbytes, self.config.mtu))
+        self._phase.append(int(round(lat * self.lat_factor)))
+        links, coefs = path, None
+        if self.simgrid:
+            self.weight.append(1.0 / self._penalty(path, lat))
+            self.bound.append(self.gamma / (2e-12 * lat) / 1e12 if self.gamma > 0 and lat > 0 else INF)
+            if self.crosstraffic:
+                back = self._route(d, s, int(dport), sport)
+                links, coefs = path + back, [1.0] * len(path) + [CROSSTRAFFIC] * len(back)
+        else:
+            self.weight.append(1.0 / max(lat, 1) if self.model == "packet" else 1.0)
+            self.bound.append(self.window / (2 * lat) if self.window > 0 and lat > 0 else INF)
+        self.solver.add_flow(links, self.weight[-1], self.bound[-1] if self.bound[-1] < INF else 0.0, coefs)
+        if self.simgrid:
+            alone = min([self.caps[p] / (coefs[i] if coefs else 1.0) for i, p in enumerate(links)] + [self.bound[-1]])
+            self._standalone.append(self._phase[-1] + int(np.ceil(nbytes / self.bw_factor / alone)))
+        else:
+            self._standalone.append(_nw.standalone_fct(self.fabric, s, d, nbytes, self.config.mtu))
         if on_done is not None:
             self._cb[fid] = on_done
         if _persistent:
             self._conns[fid] = deque()
         else:
-            self._push(start + (lat if self.model == "cm02" else 0), 0, fid)     # joins after its latency
+            if self.simgrid:
+                self._push(start, 2, fid)                   # starts (SimGrid: an actor wakes), then its phase
+            else:
+                self._push(start + self._phase[fid], 0, fid)     # joins after its latency phase
         return fid
+
+    def _penalty(self, path, lat):
+        """SimGrid's sharing penalty in seconds (rate proportional to its inverse):
+        route latency plus weight_S / bandwidth (bytes/s) of each route link.  A
+        flow without a latency phase keeps the penalty 1.0 its LMM variable is
+        created with (network_cm02.cpp: variable_new(action, 1.0, ...))."""
+        if lat * self.lat_factor <= 0:
+            return 1.0
+        pen = lat * 1e-12
+        if self.weight_s > 0:
+            for p in path:
+                pen += self.weight_s / (float(self.fabric.port_rate[p]) / 8)
+        return pen
 
     def connect(self, src, dst, at=None, pg=3, dport=100):
         return self.send(src, dst, 1, at=at, pg=pg, dport=dport, _persistent=True)
@@ -143,7 +205,7 @@ class FlowNetwork:
     def _start_message(self, conn):
         mid, _ = self._conns[conn][0]
         self._msg_bytes[conn] = float(self._messages[mid][1])
-        self._push(self._now + (self.latency[conn] if self.model == "cm02" else 0), 0, conn)
+        self._push(self._now + self._phase[conn], 0, conn)
 
     def message(self, mid):
         conn, size, posted, done = self._messages[mid]
@@ -163,7 +225,7 @@ class FlowNetwork:
         self._now = t
 
     def _join(self, f):
-        self.solver.join(f, self._msg_bytes[f])
+        self.solver.join(f, self._msg_bytes[f] / self.bw_factor)     # bytes move at bandwidth_factor x share
 
     def _leave(self, f):
         self.solver.leave(f)
@@ -171,7 +233,7 @@ class FlowNetwork:
     # for inspection and tests: the current rates (bytes per ps) and active flows
     @property
     def rate(self):
-        return [self.solver.rate_of(f) for f in range(len(self.src))]
+        return [self.solver.rate_of(f) * self.bw_factor for f in range(len(self.src))]
 
     @property
     def active(self):
@@ -192,7 +254,9 @@ class FlowNetwork:
             if min(tc, te) > limit or (tc == INF and te == INF):
                 break
             self.n_events += 1
-            if tc <= te:
+            if self.simgrid:
+                self._simgrid_round(tc, te)
+            elif tc <= te:
                 t = int(np.ceil(tc))
                 self._advance(t)
                 self._complete(fc)
@@ -206,6 +270,31 @@ class FlowNetwork:
         if until is not None and self._now < limit:
             self._advance(limit)
         self._wall += time.perf_counter() - t0
+
+    def _simgrid_round(self, tc, te):
+        """One round of SimGrid's engine: now is the earliest date; every
+        completion, latency end and start due before now + surf/precision (as
+        the rates stood before the round) happens now, then rates are shared."""
+        t = int(np.ceil(tc)) if tc <= te else int(te)
+        horizon = t + SURF_PRECISION_PS
+        due = self.solver.due(horizon - self._last)
+        batch = []
+        while self._events and self._events[0][0] < horizon:
+            batch.append(heapq.heappop(self._events))
+        self._advance(t)
+        for _, f in due:
+            if self.solver.rate_of(f) > 0:
+                self._complete(f)
+        for _, _, kind, arg in batch:
+            if kind == 0:
+                self._join(arg)
+            elif kind == 2:
+                if self._phase[arg] > 0:
+                    self._push(t + self._phase[arg], 0, arg)
+                else:
+                    self._join(arg)
+            else:
+                arg()
 
     def _complete(self, f):
         self._leave(f)

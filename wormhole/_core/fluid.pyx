@@ -49,6 +49,7 @@ cdef class FluidSolver:
     cdef int32_t* foff
     cdef int32_t* flen
     cdef int32_t* flinks
+    cdef double* fcoef              # a flow's consumption per unit of rate on each of its links
     cdef int64_t nlinks_used, cap_links
     cdef double* w
     cdef double* bound
@@ -106,7 +107,7 @@ cdef class FluidSolver:
             for i in range(self.nl):
                 free(self.lflows[i])
         free(self.cap); free(self.rem); free(self.wsum); free(self.lflows); free(self.lnf)
-        free(self.lcap); free(self.lmark); free(self.foff); free(self.flen); free(self.flinks); free(self.w)
+        free(self.lcap); free(self.lmark); free(self.foff); free(self.flen); free(self.flinks); free(self.fcoef); free(self.w)
         free(self.bound); free(self.rate); free(self.remaining); free(self.fmark); free(self.frozen)
         free(self.act); free(self.apos); free(self.heap); free(self.comp); free(self.lload); free(self.linit)
         free(self.lun); free(self.oldrate); free(self.bneck)
@@ -132,17 +133,27 @@ cdef class FluidSolver:
         self.bneck = <int32_t*>_grow(self.bneck, c, sizeof(int32_t))
         self.cap_f = c
 
-    def add_flow(self, links, double weight, double bound):
-        """Register a flow (not active yet); returns its index."""
+    def add_flow(self, links, double weight, double bound, coefs=None):
+        """Register a flow (not active yet); returns its index.  ``coefs``: the
+        flow's consumption of each link per unit of its rate (default 1 on
+        every link; SimGrid's cross-traffic puts 0.05 on the reverse route)."""
         cdef int32_t f = self.nf, n = len(links), i
+        cdef double c
+        if coefs is not None and len(coefs) != n:
+            raise ValueError("coefs must have one value per link")
         self._grow(f + 1)
         if self.nlinks_used + n > self.cap_links:
             self.cap_links = self.cap_links * 2 + n + 4096
             self.flinks = <int32_t*>_grow(self.flinks, self.cap_links, sizeof(int32_t))
+            self.fcoef = <double*>_grow(self.fcoef, self.cap_links, sizeof(double))
         self.foff[f] = <int32_t>self.nlinks_used
         self.flen[f] = n
         for i in range(n):
             self.flinks[self.nlinks_used + i] = links[i]
+            c = 1.0 if coefs is None else coefs[i]
+            if not c > 0:
+                raise ValueError("a link consumption coefficient must be positive")
+            self.fcoef[self.nlinks_used + i] = c
         self.nlinks_used += n
         self.w[f] = weight
         self.bound[f] = bound if bound > 0 else INF
@@ -265,7 +276,7 @@ cdef class FluidSolver:
             self._link_remove(l, f)
             if self._tight(l):                  # tight before f left: its flows may grow
                 tail = self._take_link(l, tail)
-            self.lload[l] -= r
+            self.lload[l] -= r * self.fcoef[self.foff[f] + i]
         if tail > 0:
             self._solve(tail)
 
@@ -318,7 +329,7 @@ cdef class FluidSolver:
             d = self.rate[f] - self.oldrate[f]
             if d != 0.0:
                 for j in range(self.flen[f]):
-                    self.lload[self.flinks[self.foff[f] + j]] += d
+                    self.lload[self.flinks[self.foff[f] + j]] += d * self.fcoef[self.foff[f] + j]
 
     cdef int32_t _violations(self, int32_t nc) noexcept:
         """Where the filled region disagrees with the flows held fixed, those
@@ -381,8 +392,8 @@ cdef class FluidSolver:
             self.bneck[f] = -1
             for j in range(self.flen[f]):
                 l = self.flinks[self.foff[f] + j]
-                self.rem[l] += self.oldrate[f]
-                self.wsum[l] += self.w[f]
+                self.rem[l] += self.oldrate[f] * self.fcoef[self.foff[f] + j]
+                self.wsum[l] += self.w[f] * self.fcoef[self.foff[f] + j]
                 self.lun[l] += 1
             if self.bound[f] < INF:
                 self._append(self.bound[f] / self.w[f], -(f + 1))
@@ -424,8 +435,8 @@ cdef class FluidSolver:
         self.bneck[f] = at
         for j in range(self.flen[f]):
             l = self.flinks[self.foff[f] + j]
-            self.rem[l] -= r
-            self.wsum[l] -= self.w[f]
+            self.rem[l] -= r * self.fcoef[self.foff[f] + j]
+            self.wsum[l] -= self.w[f] * self.fcoef[self.foff[f] + j]
             self.lun[l] -= 1
 
     # -- fluid time -------------------------------------------------------------
@@ -455,3 +466,18 @@ cdef class FluidSolver:
 
     def active(self):
         return [self.act[i] for i in range(self.nact)]
+
+    def due(self, double horizon):
+        """The active flows that finish within ``horizon`` ps at their current
+        rates, as (time to completion, flow) pairs in that order."""
+        cdef int32_t i, f
+        cdef double t
+        out = []
+        for i in range(self.nact):
+            f = self.act[i]
+            if self.rate[f] > 0:
+                t = self.remaining[f] / self.rate[f]
+                if t < horizon:
+                    out.append((t, f))
+        out.sort()
+        return out
