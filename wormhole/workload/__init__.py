@@ -6,8 +6,10 @@ from .models import GPUS, GpuSpec, ModelSpec, Parallel, load_preset, preset_name
 from .simai import SimAIIteration, read_simai
 from .training import TrainingJob
 from .chakra import ChakraError, ChakraRun, ChakraTrace, run_chakra, write_training
+from .htsim import HtsimError, HtsimRun, read_cm, run_cm
 
 __all__ = ["AllGather", "AllToAll", "Broadcast", "COLLECTIVES", "ReduceScatter", "RingAllReduce", "SendRecv",
            "Transport", "alpha_beta_ring", "ring_order", "GPUS", "GpuSpec", "ModelSpec", "Parallel",
            "load_preset", "preset_names", "SimAIIteration", "read_simai", "TrainingJob",
-           "ChakraError", "ChakraRun", "ChakraTrace", "run_chakra", "write_training"]
+           "ChakraError", "ChakraRun", "ChakraTrace", "run_chakra", "write_training",
+           "HtsimError", "HtsimRun", "read_cm", "run_cm"]
