@@ -101,7 +101,7 @@ def test_results_and_stats_fields():
     net.run()
     r = net.results
     assert r.dtype.names == ("id", "src", "dst", "sport", "dport", "size", "start", "finish", "fct",
-                             "standalone_fct")
+                             "standalone_fct", "delivered")
     st = net.stats
     for k in ("events", "events_by_kind", "data_packets", "drops", "pfc_pauses", "wall_seconds",
               "sim_time_ps"):
@@ -120,25 +120,30 @@ def test_source_ports_count_per_host_pair():
 
 
 @pytest.mark.parametrize("args,err", [
-    ((0, 0, 100), wh.FlowFileError),
-    ((0, 1, -5), wh.FlowFileError),
-    ((0, 1, 0), wh.FlowFileError),
-    ((0, 2, 100), wh.FlowFileError),      # node 2 is the switch of star(2)
-    ((0, 99, 100), wh.TopologyError),
+    ((0, 0, 100), "dst"),
+    ((0, 1, -5), "nbytes"),
+    ((0, 1, 0), "nbytes"),
+    ((0, 1, 1.5), "nbytes"),
+    ((0, 1, "5 apples"), "nbytes"),
+    ((0, 2, 100), "dst"),      # node 2 is the switch of star(2)
+    ((0, 99, 100), "dst"),
+    ((0, 1, 100, "5 parsecs"), "at"),
 ])
 def test_bad_send(args, err):
+    """API misuse is an ApiError (a WormholeError) naming the argument."""
     net = wh.Network(wh.star(2))
-    with pytest.raises(err):
+    with pytest.raises(wh.ApiError) as e:
         net.send(*args)
+    assert e.value.argument == err and err in str(e.value) and isinstance(e.value, wh.WormholeError)
 
 
 def test_send_in_the_past_is_rejected():
     net = wh.Network(wh.star(2))
     net.run(until=5 * US)
-    with pytest.raises(wh.FlowFileError):
+    with pytest.raises(wh.ApiError, match="at is in the past"):
         net.send(0, 1, 100, at=1 * US)
 
 
 def test_unknown_backend_is_a_named_error():
-    with pytest.raises(wh.NotAvailableError):
+    with pytest.raises(wh.ApiError, match="backend"):
         wh.Network(wh.star(2), backend="fluid")

@@ -2,7 +2,8 @@
 
 Public names: ``Network`` (the API), ``Config`` (the parameter registry),
 ``Topology`` with its readers and builders, the ``units`` helpers and the
-``WormholeError`` family.
+``WormholeError`` family (``ApiError`` for misuse of the API), and the
+result types ``FlowResult`` / ``MessageResult`` / ``PortInfo``.
 
 The names are loaded on first use (module ``__getattr__``), so that
 ``import wormhole`` or a command that needs only part of the package does not
@@ -15,7 +16,7 @@ __version__ = "0.1.0"
 
 # public name -> module that defines it (a module itself where the name is the module)
 _NAMES = {
-    "Network": "network", "FlowResult": "network",
+    "Network": "network", "FlowResult": "network", "MessageResult": "network", "PortInfo": "network",
     "Config": "config",
     "Topology": "topology", "read_topology": "topology", "write_topology": "topology",
     "Fabric": "fabric",
@@ -23,15 +24,15 @@ _NAMES = {
     "star": "builders", "dumbbell": "builders", "leaf_spine": "builders", "fat_tree": "builders",
     "rail_optimized": "builders",
     "WormholeError": "errors", "TopologyError": "errors", "FlowFileError": "errors", "ConfigError": "errors",
-    "RoutingError": "errors", "ResourceLimitError": "errors", "NotAvailableError": "errors",
+    "RoutingError": "errors", "ResourceLimitError": "errors", "NotAvailableError": "errors", "ApiError": "errors",
 }
 
 __all__ = [
-    "Network", "Config", "Topology", "Fabric", "FlowResult", "FlowSpec",
+    "Network", "Config", "Topology", "Fabric", "FlowResult", "MessageResult", "PortInfo", "FlowSpec",
     "read_topology", "write_topology", "read_flows",
     "star", "dumbbell", "leaf_spine", "fat_tree", "rail_optimized", "builders", "units",
     "WormholeError", "TopologyError", "FlowFileError", "ConfigError", "RoutingError",
-    "ResourceLimitError", "NotAvailableError",
+    "ResourceLimitError", "NotAvailableError", "ApiError",
 ]
 
 

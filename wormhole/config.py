@@ -8,7 +8,7 @@ from dataclasses import dataclass
 
 from .cc import PRESETS, preset as _preset_values
 from .errors import ConfigError, read_text
-from .units import parse_rate
+from .units import parse_rate, parse_size, parse_time
 
 CC_NAMES = ("none", "dcqcn", "hpcc", "timely", "dctcp")
 CC_MODE_CODES = {1: "dcqcn", 3: "hpcc", 7: "timely", 8: "dctcp"}
@@ -142,7 +142,7 @@ PARAMS = (
        _bool, "ENABLE_PFC", dynamics=True),
     _p("dynamic_pfc_threshold", "bool", True, "accepted for compatibility; the reference switch "
        "always uses the dynamic threshold (no effect)", _bool, "USE_DYNAMIC_PFC_THRESHOLD", dynamics=False),
-    _p("buffer_size", "MB", 16, "shared buffer per switch (MiB, as the reference)", _float,
+    _p("buffer_size", "MiB", 16, "shared buffer per switch (MiB = 2^20 bytes, as the reference's MB)", _float,
        "BUFFER_SIZE", 0.001, 1 << 20, dynamics=True),
     _p("reserve", "bytes", 4096, "per (ingress port, queue) reserve", _int, None, 0, 1 << 30, dynamics=True),
     _p("pfc_headroom_floor", "bytes", 0, "lower bound of a port's PFC headroom (0: the reference's 3 x rate "
@@ -292,6 +292,26 @@ FILE_KEYS = ("TOPOLOGY_FILE", "FLOW_FILE", "TRACE_FILE", "TRACE_OUTPUT_FILE", "F
 IGNORED_KEYS = ("QLEN_MON_START", "QLEN_MON_END", "ENABLE_TRACE")
 
 
+# A string carrying its unit ("5us", "32MB", "100Gbps") given for a parameter of
+# one of these units becomes a number in the parameter's unit; a bare number
+# keeps meaning the registry's unit.
+_UNIT_OF = {
+    "us": lambda s: parse_time(s) / 1e6, "s": lambda s: parse_time(s) / 1e12, "ps": parse_time,
+    "bytes": parse_size, "MiB": lambda s: parse_size(s) / 2 ** 20,
+    "Gb/s": lambda s: parse_rate(s) / 1e9,
+}
+
+
+def _with_unit(p, value):
+    conv = _UNIT_OF.get(p.unit)
+    if conv is None or not isinstance(value, str):
+        return value
+    text = value.strip()
+    if not text or not (text[-1].isalpha() or text[-1] == "/"):
+        return value
+    return conv(text)
+
+
 def _check_range(p, v, file=None, line=None):
     if v is None or isinstance(v, (str, bool)):
         return
@@ -383,7 +403,7 @@ class Config:
                 raise ConfigError("%s cannot be None (default %s)" % (name, p.default), file, line, value)
             return None
         try:
-            v = p.parse(value)
+            v = p.parse(_with_unit(p, value))
         except (ValueError, TypeError) as e:
             raise ConfigError("bad value for %s: %s" % (name, e), file, line, value)
         _check_range(p, v, file, line)

@@ -78,3 +78,13 @@ def read_yaml(path, error_cls, what):
     except yaml.YAMLError as e:
         mark = getattr(e, "problem_mark", None)
         raise error_cls("not valid YAML: %s" % getattr(e, "problem", e), path, None if mark is None else mark.line + 1)
+
+
+class ApiError(WormholeError):
+    """Misuse of the Network API: a bad argument (wrong type, unit or range, an
+    unknown host, connection or port).  ``argument`` names it; the message reads
+    ``<call>: <argument> ...``."""
+
+    def __init__(self, message, argument=None, value=None):
+        self.argument = argument
+        super().__init__(message, value=value)

@@ -29,7 +29,10 @@ advance, repeat.  A change (a flow joining or leaving) re-solves only the
 flows connected to it through shared links.
 
 Routes come from the same fabric and ECMP hashing as the packet kernel.  Same API as ``Network``: send, connect /
-post, schedule, run, now, results, stats, fct_lines, flow_path.  What a fluid
+post (with ``on_delivered`` and ``on_done``: a fluid model has no ACKs, so a
+transfer's last byte arrives and is done at one moment; on_delivered runs
+first), schedule, peek / step / run, fresh, now, results, messages, stats,
+fct_lines, flow_path, port / port_info / ports.  What a fluid
 model has no notion of (packet-level rate and queue samples, congestion-control
 state, port queues and PFC, the accelerator's partitions) raises
 ``NotAvailableError`` naming the backend.
@@ -43,9 +46,9 @@ import numpy as np
 from . import network as _nw
 from ._core.fluid import FluidSolver
 from ._core.kernel import _py_ecmp_hash
-from .errors import ConfigError, FlowFileError, NotAvailableError, RoutingError, WormholeError
+from .errors import ApiError, ConfigError, NotAvailableError, RoutingError
 from .fabric import Fabric
-from .units import NS
+from .units import NS, as_bytes, as_time
 
 INF = float("inf")
 FLOW_MODELS = ("packet", "maxmin", "cm02", "lv08")
@@ -54,7 +57,8 @@ SIMGRID_MODELS = {"cm02": (1.0, 1.0, 0.0), "lv08": (13.01, 0.97, 20537.0)}
 SURF_PRECISION_PS = 1000    # SimGrid's surf/precision, 1e-9 s: dates that close to now are now
 CROSSTRAFFIC = 0.05         # SimGrid: a flow's ACKs use 0.05 x its share on the reverse route
 
-class FlowNetwork:
+
+class FlowNetwork(_nw._PortsMixin):
     """The flow-level backend behind ``Network(..., backend="flow")``."""
 
     def __init__(self, topology, config, flow_model="packet"):
@@ -76,11 +80,13 @@ class FlowNetwork:
         self.src, self.dst, self.size, self.start, self.finish, self.sports, self.dports = [], [], [], [], [], [], []
         self.links, self.latency, self.weight, self.bound, self._msg_bytes = [], [], [], [], []
         self._cb = {}
+        self._dcb = {}              # flow -> on_delivered
         self._standalone = []
         self._done_order = []
         self._last = 0              # time remaining[] was last advanced to
         self._conns = {}
-        self._messages = []
+        self._messages = []         # [conn, size, posted, done]
+        self._delivered = []
         self._wall = 0.0
         self.n_events = 0
         self.simgrid = flow_model in SIMGRID_MODELS
@@ -128,8 +134,9 @@ class FlowNetwork:
         heapq.heappush(self._events, (t, self._seq, kind, arg))
         self._seq += 1
 
-    def send(self, src, dst, nbytes, at=None, on_done=None, pg=3, dport=100, _persistent=False):
-        s, d, start = _nw.check_send(self, src, dst, nbytes, at, pg, len(self.src))
+    def send(self, src, dst, nbytes, at=None, on_done=None, pg=3, dport=100, on_delivered=None,
+             _persistent=False):
+        s, d, nbytes, start = _nw.check_send(self, src, dst, nbytes, at, pg, len(self.src), on_done, on_delivered)
         sport = self._sport.get((s, d), 10000)
         self._sport[(s, d)] = sport + 1
         path = self._route(s, d, sport, int(dport))
@@ -164,6 +171,8 @@ class FlowNetwork:
             self._standalone.append(_nw.standalone_fct(self.fabric, s, d, nbytes, self.config.mtu))
         if on_done is not None:
             self._cb[fid] = on_done
+        if on_delivered is not None:
+            self._dcb[fid] = on_delivered
         if _persistent:
             self._conns[fid] = deque()
         else:
@@ -189,32 +198,47 @@ class FlowNetwork:
     def connect(self, src, dst, at=None, pg=3, dport=100):
         return self.send(src, dst, 1, at=at, pg=pg, dport=dport, _persistent=True)
 
-    def post(self, conn, nbytes, on_done=None):
-        if conn not in self._conns:
-            raise FlowFileError("not a connection", value=conn)
-        if isinstance(nbytes, bool) or not isinstance(nbytes, (int, np.integer)) or nbytes <= 0:
-            raise FlowFileError("message size must be a positive integer of bytes", value=nbytes)
+    def post(self, conn, nbytes, on_done=None, on_delivered=None):
+        if isinstance(conn, bool) or not isinstance(conn, (int, np.integer)) or int(conn) not in self._conns:
+            raise ApiError("post: conn is not a connection (Network.connect returns one)", argument="conn",
+                           value=conn)
+        conn = int(conn)
+        nbytes = as_bytes(nbytes, "nbytes", "post")
+        _nw._callback(on_done, "on_done", "post")
+        _nw._callback(on_delivered, "on_delivered", "post")
         mid = len(self._messages)
         self._messages.append([conn, int(nbytes), self._now, -1])
+        self._delivered.append(-1)
         q = self._conns[conn]
-        q.append((mid, on_done))
+        q.append((mid, on_done, on_delivered))
         if len(q) == 1:
             self._start_message(conn)
         return mid
 
     def _start_message(self, conn):
-        mid, _ = self._conns[conn][0]
+        mid = self._conns[conn][0][0]
         self._msg_bytes[conn] = float(self._messages[mid][1])
         self._push(self._now + self._phase[conn], 0, conn)
 
     def message(self, mid):
+        mid = _nw.check_flow(self, mid, len(self._messages), "message", "mid")
         conn, size, posted, done = self._messages[mid]
-        return _nw.MessageResult(mid, conn, size, posted, done, done - posted if done >= 0 else -1)
+        return _nw.MessageResult(mid, conn, self.src[conn], self.dst[conn], size, posted, self._delivered[mid],
+                                 done, done - posted if done >= 0 else -1)
+
+    @property
+    def messages(self):
+        return _nw.message_table(self._messages, self._delivered, self.src.__getitem__, self.dst.__getitem__)
 
     def schedule(self, delay, callback):
-        if isinstance(delay, bool) or not isinstance(delay, (int, np.integer)) or delay < 0:
-            raise WormholeError("delay must be a non-negative integer of ps", value=delay)
-        self._push(self._now + int(delay), 1, callback)
+        d = as_time(delay, "delay", "schedule")
+        if not callable(callback):
+            raise ApiError("schedule: callback must be callable", argument="callback", value=callback)
+        self._push(self._now + d, 1, callback)
+
+    def fresh(self, **overrides):
+        """A new, empty flow-level network on the same topology and configuration."""
+        return _nw.Network(self.topology, self.config, backend="flow", **overrides)
 
     # -- the loop -------------------------------------------------------------
     def _advance(self, t):
@@ -243,14 +267,43 @@ class FlowNetwork:
     def n_resolves(self):
         return self.solver.solves
 
-    def run(self, until=None, progress=False):
-        limit = INF if until is None else int(until)
+    def _next(self):
+        """(time of the next completion or INF, its flow, time of the next queued event or INF)."""
+        dtc, fc = self.solver.next_completion()
+        tc = self._last + max(0.0, dtc) if fc >= 0 else INF
+        te = self._events[0][0] if self._events else INF
+        return tc, fc, te
+
+    def peek(self):
+        """Time (ps) of the next event (a flow joining or finishing, a callback), or None."""
+        tc, _, te = self._next()
+        if tc == INF and te == INF:
+            return None
+        return int(np.ceil(tc)) if tc <= te else int(te)
+
+    def step(self):
+        """Process one event (with a SimGrid model: one round of its engine);
+        returns the new time, or None when nothing was left."""
+        if self.peek() is None:
+            return None
         t0 = time.perf_counter()
-        solver = self.solver
-        while True:
-            dtc, fc = solver.next_completion()
-            tc = self._last + max(0.0, dtc) if fc >= 0 else INF
-            te = self._events[0][0] if self._events else INF
+        self._loop(INF, 1)
+        self._wall += time.perf_counter() - t0
+        return self._now
+
+    def run(self, until=None, progress=False):
+        until = as_time(until, "until", "run", allow_none=True)
+        limit = INF if until is None else until
+        t0 = time.perf_counter()
+        self._loop(limit, -1)
+        if until is not None and self._now < limit:
+            self._advance(limit)
+        self._wall += time.perf_counter() - t0
+
+    def _loop(self, limit, budget):
+        while budget != 0:
+            budget -= 1
+            tc, fc, te = self._next()
             if min(tc, te) > limit or (tc == INF and te == INF):
                 break
             self.n_events += 1
@@ -267,9 +320,6 @@ class FlowNetwork:
                     self._join(arg)
                 else:
                     arg()
-        if until is not None and self._now < limit:
-            self._advance(limit)
-        self._wall += time.perf_counter() - t0
 
     def _simgrid_round(self, tc, te):
         """One round of SimGrid's engine: now is the earliest date; every
@@ -300,25 +350,31 @@ class FlowNetwork:
         self._leave(f)
         if f in self._conns:
             q = self._conns[f]
-            mid, cb = q.popleft()
-            self._messages[mid][3] = self._now
+            mid, cb, dcb = q.popleft()
+            self._messages[mid][3] = self._delivered[mid] = self._now
             if q:
                 self._start_message(f)
+            if dcb is not None:
+                dcb(self.message(mid))
             if cb is not None:
                 cb(self.message(mid))
             return
         self.finish[f] = self._now
         self._done_order.append(f)
+        dcb = self._dcb.pop(f, None)
+        if dcb is not None:
+            dcb(self.flow(f))
         cb = self._cb.pop(f, None)
         if cb is not None:
             cb(self.flow(f))
 
     # -- results --------------------------------------------------------------
     def flow(self, fid):
+        fid = _nw.check_flow(self, fid, len(self.src), "flow")
         fin = self.finish[fid]
         return _nw.FlowResult(fid, self.src[fid], self.dst[fid], self.sports[fid], self.dports[fid],
                               self.size[fid], self.start[fid], fin, fin - self.start[fid] if fin >= 0 else -1,
-                              self._standalone[fid])
+                              self._standalone[fid], fin)
 
     @property
     def results(self):
@@ -332,6 +388,7 @@ class FlowNetwork:
         out["finish"] = fin
         out["fct"] = np.where(fin >= 0, fin - out["start"], -1)
         out["standalone_fct"] = self._standalone
+        out["delivered"] = fin          # no ACKs in a fluid model: the last byte arrives as the flow ends
         return out
 
     def delivered(self):
@@ -356,8 +413,7 @@ class FlowNetwork:
         """Egress ports of a flow's data path, or with ``reverse`` of the path its
         ACKs take in the packet kernel (the same ECMP choice: destination to source,
         ports swapped); the fluid model itself sends no ACKs."""
-        if not 0 <= int(fid) < len(self.src):
-            raise FlowFileError("no such flow", value=fid)
+        fid = _nw.check_flow(self, fid, len(self.src), "flow_path")
         if not reverse:
             return list(self.links[fid])
         return self._route(self.dst[fid], self.src[fid], self.dports[fid], self.sports[fid])

@@ -1,5 +1,9 @@
 """Units in one place.  Time is an integer number of picoseconds, sizes are
-bytes, rates are bits per second.  Helpers turn human units into those."""
+bytes, rates are bits per second.  Helpers turn human units into those:
+``us(5)`` (a number of ps), or strings that carry their unit, ``"5us"``,
+``"32MB"``, ``"100Gbps"`` (``parse_time``, ``parse_size``, ``parse_rate``).
+``as_time``, ``as_bytes`` and ``as_rate`` take either form at the API
+boundary and raise ``ApiError`` naming the argument."""
 import math
 import re
 
@@ -116,3 +120,108 @@ def parse_delay_ns(text):
     if unit not in _TIME_FACTORS_NS:
         raise ValueError("unknown time unit %r in %r" % (unit, text))
     return ns3_fixed_point(num, _TIME_FACTORS_NS[unit])
+
+
+_TIME_PS = {"s": S, "ms": MS, "us": US, "ns": NS, "ps": PS}
+_SIZE_UNITS = {"": 1, "k": 1000, "m": 1000 ** 2, "g": 1000 ** 3, "t": 1000 ** 4,
+               "ki": 1024, "mi": 1024 ** 2, "gi": 1024 ** 3, "ti": 1024 ** 4}
+
+
+def _split(text, what):
+    m = _NUM.match(str(text))
+    if not m:
+        raise ValueError("not a %s: %r" % (what, text))
+    num = float(m.group(1))
+    if not math.isfinite(num):
+        raise ValueError("%s is not finite: %r" % (what, text))
+    return num, m.group(2)
+
+
+def parse_time(text):
+    """'5us', '1.5ms', '100ns', '2s', '7ps' -> integer picoseconds (a bare
+    number is picoseconds).  Raises ValueError."""
+    num, unit = _split(text, "time")
+    factor = _TIME_PS.get(unit.lower() if unit else "ps")
+    if factor is None:
+        raise ValueError("unknown time unit %r in %r (s, ms, us, ns, ps)" % (unit, text))
+    return int(round(num * factor))
+
+
+def parse_size(text):
+    """'32MB' (10^6), '32MiB' (2^20), '4KB', '1e6', '1500B' -> integer bytes.
+    Raises ValueError."""
+    num, unit = _split(text, "size")
+    u = unit.lower()
+    if u in ("", "b", "byte", "bytes"):
+        factor = 1
+    elif unit.endswith("B") and u[:-1] in _SIZE_UNITS:
+        factor = _SIZE_UNITS[u[:-1]]
+    else:
+        raise ValueError("unknown size unit %r in %r (B, KB, MB, GB, KiB, MiB, GiB)" % (unit, text))
+    v = num * factor
+    if v != int(v):
+        raise ValueError("not a whole number of bytes: %r" % (text,))
+    return int(v)
+
+
+def _number(value):
+    import numbers
+    return isinstance(value, numbers.Real) and not isinstance(value, bool)
+
+
+def _api_error(call, name, what, value):
+    from .errors import ApiError
+    return ApiError("%s: %s must be %s" % (call, name, what), argument=name, value=value)
+
+
+def as_time(value, name, call, allow_none=False):
+    """A time argument in integer ps: an int (ps), an integral float, or a
+    string with its unit ('5us').  Negative times are refused."""
+    if value is None and allow_none:
+        return None
+    if isinstance(value, str):
+        try:
+            t = parse_time(value)
+        except ValueError as e:
+            raise _api_error(call, name, "a time (ps, or a string with a unit such as '5us'): %s" % e, value)
+    elif _number(value):
+        if not math.isfinite(value) or value != int(value):
+            raise _api_error(call, name, "a whole number of ps (give fractions with a unit: '2.5us')", value)
+        t = int(value)
+    else:
+        raise _api_error(call, name, "a time (int ps, or a string with a unit such as '5us')", value)
+    if t < 0:
+        raise _api_error(call, name, "a non-negative time", value)
+    return t
+
+
+def as_bytes(value, name, call):
+    """A positive byte count: an int, an integral float (1e6) or a string with
+    its unit ('32MB', '4KiB')."""
+    if isinstance(value, str):
+        try:
+            n = parse_size(value)
+        except ValueError as e:
+            raise _api_error(call, name, "a positive number of bytes: %s" % e, value)
+    elif _number(value):
+        if not math.isfinite(value) or value != int(value):
+            raise _api_error(call, name, "a whole number of bytes", value)
+        n = int(value)
+    else:
+        raise _api_error(call, name, "a positive number of bytes (int, or a string such as '32MB')", value)
+    if n <= 0:
+        raise _api_error(call, name, "a positive number of bytes", value)
+    return n
+
+
+def as_rate(value, name, call):
+    """A rate in integer bps: a number (bps) or a string ('100Gbps', '50Mb/s')."""
+    if isinstance(value, bool) or not (isinstance(value, str) or _number(value)):
+        raise _api_error(call, name, "a rate (bps, or a string such as '100Gbps')", value)
+    try:
+        r = parse_rate(value)
+    except ValueError as e:
+        raise _api_error(call, name, "a rate: %s" % e, value)
+    if r <= 0:
+        raise _api_error(call, name, "a positive rate", value)
+    return r

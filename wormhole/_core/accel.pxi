@@ -811,6 +811,7 @@ cdef int _skip_start(Sim* s, int32_t slot, int32_t P, int64_t t1, int64_t t_limi
         s.fail = 1
     for i in range(sk.n_flows):
         note_plan(s, sk.flows[i])
+        rcv_plan(s, sk.flows[i])
     return 0
 
 
@@ -916,6 +917,55 @@ cdef bint note_plan(Sim* s, int32_t fi, int64_t after=-1) noexcept nogil:
     return True
 
 
+cdef int64_t virt_rcv(Sim* s, int32_t fi) noexcept nogil:
+    """rcv_nxt, or inside a fast-forward what it is at the current time."""
+    cdef Skip* sk = NULL
+    cdef int32_t i = skip_find(s, fi, &sk)
+    if i < 0:
+        return s.flows[fi].rcv_nxt
+    return s.flows[fi].rcv_nxt + skip_bytes(s, sk, i, s.now - sk.t0)
+
+
+cdef bint rcv_plan(Sim* s, int32_t fi, int64_t after=-1) noexcept nogil:
+    """note_plan at the receiver: a skipping flow's rcv_end is reported now if passed,
+    else an EV_MSG_NOTE (b = -1 - note token) is planned at the virtual time the
+    steady goodput delivers it, if within the skip.  False if not in a skip."""
+    cdef Skip* sk = NULL
+    cdef int32_t i = skip_find(s, fi, &sk)
+    cdef Flow* f = &s.flows[fi]
+    cdef int64_t need, dt
+    if i < 0:
+        return False
+    if f.rcv_end < 0:
+        return True
+    need = f.rcv_end - f.rcv_nxt
+    if need <= skip_bytes(s, sk, i, s.now - sk.t0):
+        if after < 0:
+            note_delivered(s, fi)
+        return True
+    if sk.goodput[i] <= 0 or need > f.size - f.snd_nxt:
+        return True                 # not before the skip ends: the packets after it will tell
+    need = (need + s.p.mtu - 1) // s.p.mtu * s.p.mtu
+    dt = <int64_t>(<double>need / sk.goodput[i]) + 1
+    if sk.t0 + dt < sk.t1 and sk.t0 + dt >= after:
+        if heap_push(s, sk.t0 + dt, EV_MSG_NOTE, fi, -1 - sk.note_token) != 0:
+            s.fail = 1
+    return True
+
+
+cdef bint rcv_note_due(Sim* s, int32_t fi, int64_t token) noexcept nogil:
+    """A planned delivery: report it if its skip still runs and the receiver has the bytes."""
+    cdef Skip* sk = NULL
+    cdef int32_t i = skip_find(s, fi, &sk)
+    cdef Flow* f = &s.flows[fi]
+    if i < 0 or sk.note_token != token or f.rcv_end < 0:
+        return False
+    if f.rcv_nxt + skip_bytes(s, sk, i, s.now - sk.t0) < f.rcv_end:
+        return False
+    note_delivered(s, fi)
+    return True
+
+
 cdef bint msg_note_due(Sim* s, int32_t fi, int64_t token) noexcept nogil:
     """EV_MSG_NOTE: report the message if its skip still runs and it is acknowledged."""
     cdef Skip* sk = NULL
@@ -959,6 +1009,7 @@ cdef bint skip_extend(Sim* s, int32_t fi, int64_t nbytes) noexcept nogil:
             s.fail = 1
         for j in range(sk.n_flows):     # message ends the old end left to the ACKs
             note_plan(s, sk.flows[j], t)
+            rcv_plan(s, sk.flows[j], t)
     return True
 
 
@@ -1056,6 +1107,8 @@ cdef void skip_end(Sim* s, int32_t slot, bint planned) noexcept nogil:
         f.skip_shift = 0
         if f.persistent and f.msg_end >= 0 and f.snd_una >= f.msg_end:
             note_message(s, sk.flows[i])
+        if f.rcv_end >= 0 and f.rcv_nxt >= f.rcv_end:
+            note_delivered(s, sk.flows[i])
         if sk.memo and (planned or sk.mirror):
             memo_set_state(s, sk.flows[i], &sk.memo_cc[4 * i])
     if follow:                      # the stored steady goodputs, in partition order

@@ -40,7 +40,8 @@ cdef enum EventKind:
     EV_CC_TIMER = 6     # a = flow, b = token * 4 + CcTimer: congestion-control timer
     EV_SAMPLE = 7       # periodic rate / queue sampler (off unless Sim.sample_interval > 0)
     EV_SKIP_END = 8     # a = skip slot, b = token: planned end of a partition's fast-forward
-    EV_MSG_NOTE = 9     # a = flow, b = skip's note token: a skipping connection's message ends (virtual time)
+    EV_MSG_NOTE = 9     # a = flow, b = skip's note token: a skipping connection's message ends (virtual time);
+                        # b = -1 - token: the receiver gets its last byte (rcv_plan; not counted as an event)
     N_EVENT_KINDS = 10
 
 cdef enum PktKind:
@@ -189,6 +190,10 @@ ctypedef struct Flow:
     uint8_t on_nic      # 1 while listed in its NIC's queue pairs
     int64_t msg_end     # connection: end offset of the oldest unreported message, -1 if none
     int64_t skip_shift  # bytes the flow advances in the fast-forward being applied (scratch)
+    int64_t rcv_end     # receiver: report when rcv_nxt reaches this offset (a flow's size, a connection's
+                        # oldest undelivered message end), -1 if none
+    int64_t delivered   # receiver: time rcv_nxt last reached rcv_end (a flow: its last byte arrived), -1
+    uint8_t rcv_cb      # 1 if Python wants a delivery callback (connections always report)
 
 ctypedef struct CcParams:
     int32_t kind        # CcKind of every flow of the simulation
@@ -454,6 +459,10 @@ ctypedef struct Sim:
     int32_t* notes      # connections whose oldest message completed, not yet handed to Python
     int32_t n_notes     # entries in notes
     int32_t notes_cap   # capacity of notes
+    int32_t* rnotes     # flows / connections whose rcv_end was reached at the receiver, not yet handed to Python
+    int32_t n_rnotes    # entries in rnotes
+    int32_t rnotes_cap  # capacity of rnotes
+    int64_t budget      # heap pops run_loop may still make before returning (Network.step), -1: no bound
     # congestion control: one state array per algorithm, indexed by flow
     CcParams cc         # congestion-control parameters
     DcqcnState* dcqcn   # per flow when cc.kind == CC_DCQCN

@@ -463,6 +463,17 @@ cdef void note_message(Sim* s, int32_t fi) noexcept nogil:
         mirrors_end(s, s.acc.part_of[fi])     # partitions mirroring this one part ways here
 
 
+cdef void note_delivered(Sim* s, int32_t fi) noexcept nogil:
+    """The receiver holds every byte up to the flow's rcv_end: record the time and
+    tell Python if it asked (a connection always does: its next message end)."""
+    cdef Flow* f = &s.flows[fi]
+    f.delivered = s.now
+    f.rcv_end = -1
+    if f.persistent or f.rcv_cb:
+        if _append(&s.rnotes, &s.n_rnotes, &s.rnotes_cap, fi) != 0:
+            s.fail = 1
+
+
 cdef void host_receive_ack(Sim* s, int32_t pk) noexcept nogil:
     """Sender: cumulative ACK, completion, go-back-N on NACK, then the
     congestion-control reaction (in the reference's order)."""
@@ -511,6 +522,8 @@ cdef void host_receive_data(Sim* s, int32_t port, int32_t pk) noexcept nogil:
     expected = f.rcv_nxt
     if seq == expected:
         f.rcv_nxt = expected + payload
+        if f.rcv_end >= 0 and f.rcv_nxt >= f.rcv_end:
+            note_delivered(s, fi)
         if f.rcv_nxt >= f.milestone:
             f.milestone += s.p.ack_interval
             action = 1
@@ -657,8 +670,10 @@ cdef void sample(Sim* s) noexcept nogil:
 cdef int run_loop(Sim* s, int64_t until, int32_t* user) noexcept nogil:
     cdef Event e
     while s.heap_n > 0:
-        if s.heap[0].t > until:
+        if s.heap[0].t > until or s.budget == 0:
             return RUN_IDLE
+        if s.budget > 0:
+            s.budget -= 1
         e = heap_pop(s)
         s.now = e.t
         if e.kind == EV_TX_DONE:
@@ -701,6 +716,13 @@ cdef int run_loop(Sim* s, int64_t until, int32_t* user) noexcept nogil:
             else:
                 s.stale_events += 1
                 continue
+        elif e.kind == EV_MSG_NOTE and e.b < 0:     # a delivery at virtual time: not an event of a full run
+            rcv_note_due(s, e.a, -1 - e.b)
+            if s.fail:
+                return RUN_LIMIT
+            if s.n_rnotes > 0:
+                return RUN_CALLBACKS
+            continue
         elif e.kind == EV_MSG_NOTE:
             if not msg_note_due(s, e.a, e.b):
                 s.stale_events += 1
@@ -712,7 +734,7 @@ cdef int run_loop(Sim* s, int64_t until, int32_t* user) noexcept nogil:
         s.events[e.kind] += 1
         if s.fail:
             return RUN_LIMIT
-        if s.n_done_cb > 0 or s.n_notes > 0 or s.acc.n_mnotes > 0:
+        if s.n_done_cb > 0 or s.n_notes > 0 or s.n_rnotes > 0 or s.acc.n_mnotes > 0:
             return RUN_CALLBACKS
     return RUN_IDLE
 
@@ -757,6 +779,7 @@ cdef class Kernel:
         if self.s == NULL:
             raise MemoryError()
         self.s.free_head = NO_PKT
+        self.s.budget = -1
 
     def __dealloc__(self):
         cdef Sim* s = self.s
@@ -771,7 +794,7 @@ cdef class Kernel:
         free(s.rt_start); free(s.rt_cnt); free(s.rt_ports); free(s.host_nic)
         free(s.pkts); free(s.ints); free(s.flows); free(s.paths); free(s.done)
         free(s.pfc_log); free(s.dcqcn); free(s.hpcc); free(s.timely); free(s.dctcp)
-        free(s.samples); free(s.notes)
+        free(s.samples); free(s.notes); free(s.rnotes)
         if s.acc.on:
             for i in range(s.n_flows):
                 win_free(s, i)
@@ -917,7 +940,8 @@ cdef class Kernel:
                 raise MemoryError()
 
     def add_flow(self, int src, int dst, int64_t size, int64_t start, int sport, int dport,
-                 int pg, int64_t win, int64_t base_rtt, bint var_win, bint has_cb, bint persistent=False):
+                 int pg, int64_t win, int64_t base_rtt, bint var_win, bint has_cb, bint persistent=False,
+                 bint rcv_cb=False):
         """Add a flow (one queue pair) that starts at `start` ps; returns its index
         or raises ValueError when no path exists."""
         cdef Sim* s = self.s
@@ -960,6 +984,9 @@ cdef class Kernel:
         f.has_cb = has_cb
         f.persistent = persistent
         f.msg_end = -1
+        f.rcv_end = -1 if persistent else size
+        f.delivered = -1
+        f.rcv_cb = rcv_cb
         f.path_off = <int32_t>s.paths_n
         f.path_len = n
         memcpy(&s.paths[s.paths_n], buf, n * sizeof(int32_t))
@@ -1059,6 +1086,37 @@ cdef class Kernel:
             if self.s.fail:
                 raise MemoryError("out of memory")
 
+    def set_rcv_end(self, int32_t fi, int64_t end):
+        """Ask for a notice when the connection's receiver has every byte up to ``end``
+        (-1: none); inside a fast-forward, at the virtual time its goodput delivers it."""
+        cdef Flow* f = &self.s.flows[fi]
+        f.rcv_end = end
+        if end >= 0:
+            with nogil:
+                if not rcv_plan(self.s, fi) and f.rcv_nxt >= end:
+                    note_delivered(self.s, fi)
+            if self.s.fail:
+                raise MemoryError("out of memory")
+
+    def set_budget(self, int64_t n):
+        """Let ``run`` pop at most ``n`` more heap events (-1: no bound)."""
+        self.s.budget = n
+
+    def take_rcv_notes(self):
+        """Flows and connections whose receiver reached its rcv_end since the last call."""
+        cdef Sim* s = self.s
+        out = [s.rnotes[i] for i in range(s.n_rnotes)]
+        s.n_rnotes = 0
+        return out
+
+    def rcv_nxt(self, int32_t fi):
+        """Bytes the receiver holds in order; inside a fast-forward, as of the current time."""
+        return virt_rcv(self.s, fi)
+
+    def delivered_time(self, int32_t fi):
+        """Time the receiver last reached the flow's rcv_end (a flow: its last byte), -1."""
+        return self.s.flows[fi].delivered
+
     def take_notes(self):
         cdef Sim* s = self.s
         out = [s.notes[i] for i in range(s.n_notes)]
@@ -1135,7 +1193,7 @@ cdef class Kernel:
         """Per-flow state as numpy arrays (one entry per flow, index = flow id)."""
         cdef Sim* s = self.s
         cdef int32_t n = s.n_flows, i
-        cdef cnp.ndarray[cnp.int64_t, ndim=2] a = np.empty((n, 13), dtype=np.int64)
+        cdef cnp.ndarray[cnp.int64_t, ndim=2] a = np.empty((n, 14), dtype=np.int64)
         cdef Flow* f
         for i in range(n):
             f = &s.flows[i]
@@ -1152,6 +1210,7 @@ cdef class Kernel:
             a[i, 10] = f.snd_una
             a[i, 11] = f.path_len
             a[i, 12] = f.rate
+            a[i, 13] = f.delivered if not f.persistent else -1
         return a
 
     def flow_row(self, int32_t fi):
