@@ -53,6 +53,9 @@ def _build_parser(argv=None):
                    "topology's n-th host; triggers start connections when others finish)")
     r.add_argument("--write-cm", metavar="FILE", help="also write the run's flows as an htsim connection matrix "
                    "(replaced if it exists; its folder must exist)")
+    r.add_argument("--timeline", metavar="FILE", help="write a Chrome/Perfetto trace-event JSON of the run (flows "
+                   "per connection, link utilisation and queue counters sampled every --sample-interval, default "
+                   "10 us, skipped periods of the accelerator); replaced if it exists, its folder must exist")
     r.add_argument("--config", help="config.txt (reference keys)")
     r.add_argument("--out", required=True, metavar="DIR", help="output folder for fct.txt and pfc.txt (created if "
                    "missing, in an existing folder; files of those names in it are replaced)")
@@ -234,6 +237,8 @@ def check_run_outputs(args):
         plan.append(("--stats-json", check_file(args.stats_json, "--stats-json", folders)))
     if getattr(args, "write_cm", None):
         plan.append(("--write-cm", check_file(args.write_cm, "--write-cm", folders)))
+    if getattr(args, "timeline", None):
+        plan.append(("--timeline", check_file(args.timeline, "--timeline", folders)))
     distinct(plan)
     return plan
 
@@ -267,12 +272,20 @@ def cmd_run(args):
         flows = []
     else:
         flows = read_flows(flows_path, topo)
+    tl = poll = None
+    if getattr(args, "timeline", None):
+        from .timeline import Timeline
+        tl = Timeline("python -m wormhole run %s" % flows_path)
+        if args.backend != "flow" and not args.trace:
+            cfg = cfg.copy(sample_interval=args.sample_interval if args.sample_interval is not None else 10.0)
+        if cfg.accelerate:
+            poll = lambda r: tl.poll_skips(net)     # skips are seen at flow completions
     net = Network(topo, cfg, backend=args.backend)
     for f in flows:
-        net.send(f.src, f.dst, f.size, at=f.start_ps, pg=f.pg, dport=f.dport)
+        net.send(f.src, f.dst, f.size, at=f.start_ps, pg=f.pg, dport=f.dport, on_done=poll)
     if cm is not None:
         from .workload.htsim import HtsimRun
-        HtsimRun(net, cm).start()
+        HtsimRun(net, cm, observer=poll).start()
     net.run(progress=True)
     files = {os.path.join(args.out, "fct.txt"): "".join(net.fct_lines())}
     if args.backend != "flow":
@@ -282,6 +295,9 @@ def cmd_run(args):
         files.update({os.path.join(args.trace, n): text for n, text in trace_files(net).items()})
     if args.stats_json:
         files[args.stats_json] = _stats_json(net)
+    if tl is not None:
+        from .timeline import network_timeline
+        files[args.timeline] = network_timeline(net, timeline=tl).to_json()
     if getattr(args, "write_cm", None):
         from .workload.htsim import cm_text, network_connections
         files[args.write_cm] = cm_text(*network_connections(net), header="# wormhole run of %s on %s" % (

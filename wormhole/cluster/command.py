@@ -45,6 +45,8 @@ def add_arguments(p):
                         "model_name); a model the pool lacks is an error, never replaced")
     p.add_argument("--limit", type=int, help="read only the first N jobs of the trace")
     p.add_argument("--json", action="store_true", help="print the summary as one JSON object")
+    p.add_argument("--timeline", metavar="FILE", help="write a Chrome/Perfetto trace-event JSON: per contention "
+                   "model and server, every job's training span (replaced if it exists; its folder must exist)")
 
 
 def run_cluster(args):
@@ -56,6 +58,8 @@ def run_cluster(args):
     if len(set(models)) != len(models):
         raise WormholeError("a contention model is named twice", value=args.contention)
     check_folder(args.out, "--out", ["summary.csv"] + [os.path.join(m, n) for m in models for n in MODEL_FILES])
+    if getattr(args, "timeline", None):
+        check_file(args.timeline, "--timeline", [args.out])
     spec = ClusterSpec.load(args.cluster)
     pool = ModelPool.load(args.pool)
     jobs = read_trace(args.trace, args.limit)
@@ -93,6 +97,10 @@ def run_cluster(args):
         files[os.path.join(d, "jobs.csv")] = jobs_csv(js)
         files[os.path.join(d, "summary.json")] = json.dumps(row, sort_keys=True, indent=1) + "\n"
         files[os.path.join(d, "jct.png")] = plot(js, measured, None, "%s, %s contention" % (policy, m))
+    if getattr(args, "timeline", None):
+        from ..timeline import cluster_timeline
+        files[args.timeline] = cluster_timeline([(m, js) for m, js, _ in per_model],
+                                                "python -m wormhole cluster %s" % args.trace).to_json()
     write_files(files)
     return rows, cols
 

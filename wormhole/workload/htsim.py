@@ -232,7 +232,7 @@ class HtsimRun:
     """Run a ConnectionMatrix on ``net`` (node n = host n); ``start()`` then ``net.run()``.
     ``flows`` maps connection index -> flow id once started."""
 
-    def __init__(self, net, cm, ignore_failures=False, node_offset=0):
+    def __init__(self, net, cm, ignore_failures=False, node_offset=0, observer=None):
         if cm.failures and not ignore_failures:
             raise NotAvailableError("the matrix lists %d link failures; wormhole does not simulate htsim's "
                                     "failures (pass ignore_failures to run without them)" % len(cm.failures),
@@ -252,6 +252,7 @@ class HtsimRun:
         self._fired = {}            # trigger id -> activations so far
         self.left = len(cm.connections)
         self.finish = None
+        self.observer = observer    # called with the FlowResult of every completed connection
 
     def start(self, on_done=None):
         self.on_done = on_done
@@ -265,9 +266,11 @@ class HtsimRun:
     def _start(self, i, at=None):
         c = self.cm.connections[i]
         self.flows[i] = self.net.send(self.hosts[c.src], self.hosts[c.dst], int(c.size), at=at,
-                                      on_done=lambda r, i=i: self._done(i))
+                                      on_done=lambda r, i=i: self._done(i, r))
 
-    def _done(self, i):
+    def _done(self, i, r=None):
+        if self.observer is not None:
+            self.observer(r)
         c = self.cm.connections[i]
         for t in dict.fromkeys((c.send_done_trigger, c.recv_done_trigger)):
             if t:
