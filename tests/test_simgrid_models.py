@@ -165,3 +165,17 @@ def test_cli_flow_model(tmp_path):
                         "--flows", os.path.join(d, "flow.txt"), "--flow-model", "cm02", "--out",
                         str(tmp_path / "x")], capture_output=True, text=True)
     assert p.returncode != 0 and "--flow-model applies to the flow backend" in p.stderr
+
+
+def test_a_start_exactly_one_ns_after_now_is_now():
+    """Starts on the reference's nanosecond grid: SimGrid compares dates in
+    seconds, |1.000e-6 - 0.999e-6| < 1e-9 after rounding, so the flow starting
+    1 ns after another starts with it.  SimGrid 3.32 (CM02, cross-traffic on) on
+    this input (starts 999, 1000, 1002 ns) gives FCTs of 126, 125.999 and 84 us."""
+    topo = wh.star(2, delay=1000 * 1000)
+    net = wh.Network(topo, backend="flow", flow_model="cm02")
+    a = net.send(0, 1, 1_000_000, at=999 * 1000)
+    b = net.send(1, 0, 1_000_000, at=1000 * 1000)
+    c = net.send(0, 1, 500_000, at=1002 * 1000)
+    net.run()
+    assert [net.flow(f).fct for f in (a, b, c)] == [126 * US, 125_999 * 1000, 84 * US]

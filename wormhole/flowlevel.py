@@ -329,7 +329,10 @@ class FlowNetwork(_nw._PortsMixin):
         horizon = t + SURF_PRECISION_PS
         due = self.solver.due(horizon - self._last)
         batch = []
-        while self._events and self._events[0][0] < horizon:
+        # SimGrid's test is double_equals(date, now, 1e-9) on seconds: a start on the reference's
+        # nanosecond grid exactly 1 ns after now may be in, as that subtraction rounds
+        while self._events and (self._events[0][0] < horizon or (self._events[0][0] == horizon and abs(
+                self._events[0][0] / 1e12 - t / 1e12) < SURF_PRECISION_PS / 1e12)):
             batch.append(heapq.heappop(self._events))
         self._advance(t)
         for _, f in due:
