@@ -247,8 +247,8 @@ def run_workload(args, keep=None):
         if args.backend == "flow":
             net.run()
             break
-        nxt = net._kernel.next_event_time()
-        if nxt < 0:
+        nxt = net.peek()
+        if nxt is None:
             break
         net.run(until=max(nxt, net.now) + step)
         if tl is not None:
@@ -276,7 +276,7 @@ def run_workload(args, keep=None):
     rep.update({"mode": args.mode, "topology": fabric_label(args),
                 "backend": args.backend, "wall_seconds": round(wall, 3), "events": st["events"],
                 "events_per_second": round(st["events"] / wall) if wall > 0 else 0,
-                "flows": st["flows"], "messages": len(net._messages), "sim_time_ps": net.now})
+                "flows": st["flows"], "messages": len(net.messages), "sim_time_ps": net.now})
     if tl is not None:
         from .timeline import network_timeline
         network_timeline(net, job if hasattr(job, "records") else None, timeline=tl)

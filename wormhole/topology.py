@@ -97,6 +97,18 @@ class Topology:
     def switches(self):
         return [i for i, s in enumerate(self.is_switch) if s]
 
+    def __repr__(self):
+        def rate(r):
+            return ("%gGbps" % (r / 1e9)) if r >= 1e9 else ("%gMbps" % (r / 1e6))
+        rates = sorted({l.rate_bps for l in self.links})
+        delays = sorted({l.delay_ps for l in self.links})
+        text = "<Topology %r: %d hosts, %d switches, %d links" % (self.name, len(self.hosts), len(self.switches),
+                                                                  len(self.links))
+        if rates:
+            text += ", %s" % "/".join(rate(r) for r in rates[:4]) + ("/..." if len(rates) > 4 else "")
+            text += ", %s" % "/".join("%gus" % (d / 1e6) for d in delays[:4]) + ("/..." if len(delays) > 4 else "")
+        return text + ">"
+
     def node(self, ref):
         """Node id from an id or a name; raises TopologyError if unknown."""
         if isinstance(ref, (int, np.integer)) and not isinstance(ref, bool):
