@@ -22,10 +22,13 @@ def test_readme_api_example_runs(tmp_path, monkeypatch):
     ns = {}
     exec(compile(_blocks("python")[0], "README.md", "exec"), ns)
     log = ns["log"]
-    assert [x[0] for x in log] == ["reduce", "bcast"]
+    assert [x[0] for x in log] == ["message"] * 3 + ["delivered", "acked", "bcast done"]
     assert all(x[-1] > 0 for x in log)
-    res = ns["net"].results
-    assert res["start"][1] == res["finish"][0] + 5 * 1000 * 1000
+    net = ns["net"]
+    res, msg = net.results, net.messages
+    assert res["delivered"][0] < res["finish"][0]           # delivered before acknowledged
+    assert res["start"][2] == res["delivered"][0] + 5 * 1000 * 1000
+    assert list(msg["delivered"]) == [x[2] for x in log[:3]] and (msg["delivered"] < msg["done"]).all()
 
 
 @pytest.mark.parametrize("index", range(len(_blocks("python"))))
