@@ -3,8 +3,12 @@ two 8-GPU jobs across the 2 x 8 V100 testbed (4 + 4 workers each, 5 Gbps),
 every ordered pair of the pool's models; prints the iteration-time change
 T_pair(A, B) / T_solo(A) per pair and the mean / max per model.
 (The paper measured 1.33x on average and up to 2.14x on hardware.)
+``--variants`` adds the mechanisms switched off one at a time (flow and packet):
+serial iterations (compute, then one all-reduce) and the profile's volume.
+The transport's one-transfer check (goodput against the spec's efficiency) is
+printed first.
 
-    python bench/cluster_pairwise.py [--models mosim,flow,packet] [--csv OUT.csv]
+    python bench/cluster_pairwise.py [--models mosim,flow,packet] [--variants] [--csv OUT.csv]
 """
 import argparse
 import sys
@@ -24,6 +28,8 @@ def main():
     ap.add_argument("--pool", default="v100")
     ap.add_argument("--cluster", default="testbed-16gpu")
     ap.add_argument("--csv")
+    ap.add_argument("--variants", action="store_true",
+                    help="also flow/packet with serial iterations and with the profile's volume")
     args = ap.parse_args()
     if args.csv:
         try:
@@ -31,12 +37,25 @@ def main():
         except WormholeError as e:
             sys.exit("cluster_pairwise: error: %s" % e)
     pool, spec = ModelPool.load(args.pool), ClusterSpec.load(args.cluster)
+    from wormhole.cluster.fabric import FabricContention
+    for b in ("flow", "packet"):
+        if b in args.models.split(","):
+            c = FabricContention(b).transport_check(spec)
+            print("transport %s (%s): line %.0f MB/s, own goodput %.1f MB/s, wire factor %.4f -> goodput %.1f MB/s "
+                  "(target %.1f MB/s = efficiency x line)" % (
+                      c["transport"], b, c["line_Bps"] / 1e6, c["own_goodput_Bps"] / 1e6, c["wire_factor"],
+                      c["goodput_Bps"] / 1e6, (c["target_Bps"] or 0) / 1e6))
+    runs = [(m, m, {}) for m in args.models.split(",")]
+    if args.variants:
+        for b in ("flow", "packet"):
+            if b in args.models.split(","):
+                runs += [(b + "-serial", b, {"overlap": False}), (b + "-profvol", b, {"volume": "profile"})]
     tables = {}
-    for m in args.models.split(","):
+    for m, base, kw in runs:
         t0 = time.perf_counter()
-        tables[m] = pairwise_table(pool, spec, make_contention(m))
+        tables[m] = pairwise_table(pool, spec, make_contention(base, **kw))
         v = np.array(list(tables[m].values()))
-        print("%-7s %d pairs in %.1f s: mean %.3fx, median %.3fx, max %.3fx (%s with %s)" % (
+        print("%-14s %d pairs in %.1f s: mean %.3fx, median %.3fx, max %.3fx (%s with %s)" % (
             m, len(v), time.perf_counter() - t0, v.mean(), np.median(v), v.max(),
             *max(tables[m], key=tables[m].get)))
     names = sorted({a for a, _ in next(iter(tables.values()))})

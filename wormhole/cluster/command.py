@@ -8,7 +8,7 @@ from ..errors import WormholeError
 from ..outputs import check_file, check_folder, write_files
 from .contention import MODELS, make_contention
 from .fabric import VOLUME_SOURCES
-from .metrics import FIGURES, compare, jobs_csv, plot, read_measured, summary
+from .metrics import FIGURES, compare, jobs_csv, plot, plot_cdfs, read_measured, summary
 from .pool import ModelPool
 from .sim import LOADING, ClusterSimulator
 from .spec import ClusterSpec
@@ -33,9 +33,12 @@ def add_arguments(p):
                    help="measured per-job results (the testbed's perjob CSV, rows of the policy; or a jobs.csv)")
     p.add_argument("--fixed-factor", type=float, default=1.1, help="slowdown of the fixed model (default 1.1)")
     p.add_argument("--min-bw", type=float, default=10.0, help="MoSim's MIN_BW in MB/s (default 10)")
-    p.add_argument("--volume", default="profile", choices=VOLUME_SOURCES,
-                   help="bytes per iteration of the flow/packet models: profile (V_net/N x T_net, default) or "
-                        "gradient (ring all-reduce of grad_mb)")
+    p.add_argument("--volume", default="gradient", choices=VOLUME_SOURCES,
+                   help="bytes per iteration of the flow/packet models: gradient (ring all-reduce of grad_mb, "
+                        "default) or profile (V_net/N x T_net)")
+    p.add_argument("--iteration", default="ddp", choices=("ddp", "serial"),
+                   help="a job's iteration in the flow/packet models: ddp (backward interleaved with 25 MB "
+                        "bucket all-reduces, default) or serial (compute, then one all-reduce)")
     p.add_argument("--loading", default="within", choices=LOADING,
                    help="loading time inside the trace duration (default), extra (MoSim), or none")
     p.add_argument("--fabric-iterations", type=int, default=5,
@@ -57,7 +60,7 @@ def run_cluster(args):
             raise WormholeError("unknown contention model %r (%s)" % (m, ", ".join(MODELS)), value=m)
     if len(set(models)) != len(models):
         raise WormholeError("a contention model is named twice", value=args.contention)
-    check_folder(args.out, "--out", ["summary.csv"] + [os.path.join(m, n) for m in models for n in MODEL_FILES])
+    check_folder(args.out, "--out", ["summary.csv", "jct_cdf.png"] + [os.path.join(m, n) for m in models for n in MODEL_FILES])
     if getattr(args, "timeline", None):
         check_file(args.timeline, "--timeline", [args.out])
     spec = ClusterSpec.load(args.cluster)
@@ -70,7 +73,7 @@ def run_cluster(args):
     rows, per_model = [], []
     for m in models:
         c = make_contention(m, fixed_factor=args.fixed_factor, min_bw_mbps=args.min_bw, volume=args.volume,
-                            fabric_iterations=args.fabric_iterations)
+                            fabric_iterations=args.fabric_iterations, overlap=args.iteration == "ddp")
         t0 = time.perf_counter()
         res = ClusterSimulator(jobs, pool, spec, c, policy=policy, loading=args.loading,
                                model_rng=random.Random(args.seed)).run()
@@ -97,6 +100,9 @@ def run_cluster(args):
         files[os.path.join(d, "jobs.csv")] = jobs_csv(js)
         files[os.path.join(d, "summary.json")] = json.dumps(row, sort_keys=True, indent=1) + "\n"
         files[os.path.join(d, "jct.png")] = plot(js, measured, None, "%s, %s contention" % (policy, m))
+    files[os.path.join(args.out, "jct_cdf.png")] = plot_cdfs(
+        [(m, js) for m, js, _ in per_model], measured, "%s on %s, %s: JCT CDF" % (
+            os.path.basename(args.trace), spec.name, policy))
     if getattr(args, "timeline", None):
         from ..timeline import cluster_timeline
         files[args.timeline] = cluster_timeline([(m, js) for m, js, _ in per_model],
@@ -114,13 +120,28 @@ def drawn_note(rows, args):
             "(--seed %d; jobs.csv column model_source)" % (n, args.pool, args.seed))
 
 
+def unit(col):
+    """The unit of a summary column, as printed."""
+    if col.startswith("mape_"):
+        return "%"
+    if col in ("avg_training", "avg_jct", "median_jct", "p99_jct", "makespan", "avg_wait", "wall_s",
+               "wasserstein_jct_s"):
+        return "s"
+    if col == "ks_jct":
+        return "0-1"
+    if col in ("jobs", "models_drawn"):
+        return "jobs"
+    return ""
+
+
 def print_rows(rows, cols, as_json):
     if as_json:
         print(json.dumps(rows if len(rows) > 1 else rows[0], sort_keys=True))
         return
-    w = max(len(c) for c in cols)
-    for c in cols:
-        print("%-*s " % (w, c) + " ".join(
+    names = ["%s (%s)" % (c, unit(c)) if unit(c) else c for c in cols]
+    w = max(len(c) for c in names)
+    for c, name in zip(cols, names):
+        print("%-*s " % (w, name) + " ".join(
             ("%12.4g" % r[c]) if isinstance(r[c], float) else "%12s" % r[c] for r in rows))
 
 

@@ -81,7 +81,7 @@ class MoSimContention:
                     demand.setdefault(s, {})[r.key] = d
         out = {r.key: 1.0 for r in running}
         for s, jobs in demand.items():
-            cap = spec.servers[s].nic_Bps / 1e6
+            cap = spec.goodput_Bps(s) / 1e6
             total = sum(jobs.values())
             for k, d in jobs.items():
                 alloc = d * min(1.0, cap / total)                       # Eq. 8
@@ -104,8 +104,10 @@ def make_contention(name, pool=None, spec=None, **kw):
     if name in ("flow", "packet"):
         from .fabric import FabricContention
         return FabricContention(name, iterations=kw.get("fabric_iterations", 5),
-                                hop_bytes=kw.get("packet_hop_bytes", 1 << 20), memo=kw.get("memo"),
-                                volume=kw.get("volume", "profile"), phases=kw.get("fabric_phases", 4))
+                                hop_bytes=kw.get("packet_hop_bytes", 4 << 20), memo=kw.get("memo"),
+                                volume=kw.get("volume", "gradient"), phases=kw.get("fabric_phases", 4),
+                                overlap=kw.get("overlap", True), bucket_mb=kw.get("bucket_mb", 25.0),
+                                first_bucket_mb=kw.get("first_bucket_mb", 1.0))
     raise ContentionError("unknown contention model %r (none, fixed, mosim, flow, packet)" % name, value=name)
 
 

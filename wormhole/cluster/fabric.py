@@ -4,25 +4,47 @@ network with the flow backend or the packet kernel.
 A *scenario* is a group of training jobs whose workers span servers and that
 share at least one server (jobs on disjoint server sets cannot meet on the
 non-blocking core; jobs inside one server never touch a NIC).  Each job runs
-its iterations on the fabric: compute (T_comp, a pause), the fixed part of its
-synchronisation (see below, a pause), then one ring all-reduce: every worker
-sends 2(N-1)/N x grad bytes to its ring successor over a persistent
-connection, the ring ordered server by server as NCCL orders it.  Jobs start at
-staggered phases; after one warm-up iteration, ``iterations`` iterations of
-every job are measured and the mean duration of its all-reduce, T_fab, kept.
+its iterations on the fabric as PyTorch DDP runs them (``overlap=True``):
 
-The profile's T_net was measured with the job alone on one server; the job's
-iteration time in the scenario is
+- forward, a pause of T_comp / 3, then backward, 2 T_comp / 3 (a backward pass
+  computes the gradients of activations and of weights: two products per
+  forward product);
+- the gradient is cut into DDP's buckets (``bucket_mb`` = 25 MB, the first
+  ``first_bucket_mb`` = 1 MB, DDP's defaults) that become ready in order as
+  the backward pass produces the gradient at a uniform rate; each ready bucket
+  is all-reduced at once (one NCCL stream: buckets one after another), so the
+  NIC is busy during the backward pass, not only after it;
+- a ring all-reduce of a bucket of B bytes: every worker sends 2 (N - 1) / N x B
+  to its ring successor over a persistent connection, the ring ordered server
+  by server as NCCL orders it;
+- the iteration ends when the backward pass and the last bucket are done, plus
+  a fixed pause (below).
 
-    tau = T_comp + T_net + (T_fab(scenario) - T_fab(job alone, packed)),
+``overlap=False`` is "compute, then communicate": the whole gradient as one
+all-reduce after the backward pass.  Jobs start at staggered phases; after one
+warm-up iteration, ``iterations`` iterations of every job are measured and the
+mean iteration time T_fab kept.
+
+The profile's iteration time T_iter was measured with the job alone on one
+server; the job's iteration time in the scenario is
+
+    tau = T_iter + (T_fab(scenario) - T_fab(job alone, packed)),
 
 so a job alone on one server runs exactly at its profile, and what the fabric
-adds is the extra transfer time of crossing NICs and sharing them.  The fixed
-part paused before the transfer is max(0, T_net - T_fab(alone, packed)).
+adds is the extra time of crossing NICs and sharing them.  The fixed pause is
+max(0, T_iter - T_fab(alone, packed, no pause)): the part of the profiled
+iteration no bucket transfer explains (kernel launches, synchronisation).
+
+Transport: the packet kernel runs the spec's ``transport`` congestion control
+(``dctcp`` for the testbeds: NCCL's socket transport is TCP) on NICs of the
+spec's line rate.  A spec ``efficiency`` (the goodput of one transfer on the
+link as a fraction of its line rate, 463 MB/s of 5 Gbps for MoSim's testbed)
+is met by sending ``wire_factor`` wire bytes per payload byte, the factor
+measured on one transfer (see :meth:`FabricContention.transport_check`).
 
 The packet backend replays a time-scaled copy (bytes and pauses divided by the
-same factor, rates unchanged, so that the largest ring message is about
-``hop_bytes``): link shares and overlaps keep their proportions while the
+same factor, rates unchanged, so that no worker sends more than ``hop_bytes``
+per iteration): link shares and overlaps keep their proportions while the
 packet count stays bounded.  Results are memoized by placement pattern: the
 canonical form of the scenario (servers relabeled in the order of what they
 host), so a recurring co-location is simulated once.
@@ -35,6 +57,7 @@ from .contention import ContentionError
 from .policies import bin_packing
 
 _PHI = 0.6180339887498949
+BACKWARD_SHARE = 2.0 / 3.0
 
 
 def scenario_key(group, spec):
@@ -63,17 +86,29 @@ def scenario_key(group, spec):
 
 
 class FabricContention:
-    def __init__(self, backend, iterations=5, hop_bytes=1 << 20, memo=None, volume="profile", phases=4):
+    def __init__(self, backend, iterations=5, hop_bytes=4 << 20, memo=None, volume="gradient", phases=4,
+                 overlap=True, bucket_mb=25.0, first_bucket_mb=1.0):
         if volume not in VOLUME_SOURCES:
             raise ContentionError("volume source must be one of %s" % ", ".join(VOLUME_SOURCES), value=volume)
+        if backend not in ("flow", "packet"):
+            raise ContentionError("fabric backend must be flow or packet", value=backend)
+        for what, v in (("iterations", iterations), ("phases", phases), ("hop_bytes", hop_bytes)):
+            if isinstance(v, bool) or not isinstance(v, int) or v < 1:
+                raise ContentionError("fabric %s must be a positive integer" % what, value=v)
+        for what, v in (("bucket_mb", bucket_mb), ("first_bucket_mb", first_bucket_mb)):
+            if not (isinstance(v, (int, float)) and v > 0):
+                raise ContentionError("%s must be positive" % what, value=v)
         self.volume = volume
         self.name = backend
         self.backend = backend
-        self.iterations = int(iterations)
-        self.phases = int(phases)
-        self.hop_bytes = int(hop_bytes)
+        self.iterations = iterations
+        self.phases = phases
+        self.hop_bytes = hop_bytes
+        self.overlap = bool(overlap)
+        self.bucket_bytes = bucket_mb * 1e6
+        self.first_bucket_bytes = first_bucket_mb * 1e6
         self.memo = {} if memo is None else memo
-        self._nic_scale = {}        # spec -> NIC line-rate multiplier (packet)
+        self._wire = {}             # spec -> (spec, wire factor, transport's own goodput B/s)
         self.simulated = 0          # scenarios simulated (memo misses)
         self.hits = 0
         self.events = 0
@@ -85,24 +120,27 @@ class FabricContention:
         for group in _groups(cross):
             tfab = self.scenario(group, spec)
             for r in group:
-                extra = tfab[r.key] - self.alone_packed(r, spec)
                 p = r.profile
-                tau = p.iteration_s + extra
+                base, fixed = self.alone_packed(r, spec)
+                tau = p.iteration_s + tfab[r.key] - (base + fixed)
                 out[r.key] = (tau, (tau - p.compute_s) / p.network_s if p.network_s > 0 else 1.0)
         return out
 
     def alone_packed(self, r, spec):
-        """T_fab of the job alone, placed as the profile was (fewest servers)."""
+        """(T_fab, fixed pause) of the job alone, placed as the profile was
+        (fewest servers), replayed without the pause."""
         free = [s.gpus for s in spec.servers]
         servers = bin_packing(r.gpus, free, free)
         if servers is None:
             servers = r.servers
         alone = _Stub(r, servers)
-        return self.scenario([alone], spec)[alone.key]
+        t = self.scenario([alone], spec)[alone.key]
+        return t, max(0.0, r.profile.iteration_s - t)
 
     def scenario(self, group, spec):
-        """{job key: mean all-reduce time (s)} of the group replayed together."""
+        """{job key: mean iteration time (s)} of the group replayed together."""
         key, ordered = scenario_key(group, spec)
+        key = key + (self.transport_key(spec),)
         res = self.memo.get(key)
         if res is None:
             res = self._simulate(ordered, spec)
@@ -112,65 +150,119 @@ class FabricContention:
             self.hits += 1
         return {r.key: res[i] for i, r in enumerate(ordered)}
 
-    # ------------------------------------------------------------ replay
+    def transport_key(self, spec):
+        return (spec.transport, spec.efficiency, self.overlap, self.volume, self.bucket_bytes,
+                self.first_bucket_bytes)
+
+    # ------------------------------------------------------------ transport
     def _network(self, topo, spec, used):
         if self.backend == "packet":
-            nic_gbps = max(1, round(max(spec.servers[s].intra_Bps for s in used) * 8 / 1e9))
+            nic_gbps = max(1, round(min(spec.servers[s].nic_Bps for s in used) * 8 / 1e9))
             # ECN thresholds scale with the link rate (the preset's tables only
             # list the reference's standard rates)
-            cfg = Config.preset("hpcc", nic_gbps, kmin_map=None, kmax_map=None, pmax_map=None)
+            cfg = Config.preset(spec.transport, nic_gbps, kmin_map=None, kmax_map=None, pmax_map=None)
         else:
             cfg = Config(flow_model="maxmin")
         return Network(topo, cfg, backend=self.backend)
 
-    def nic_scale(self, spec):
-        """The spec's ``nic`` is the goodput of one transfer (MoSim's 463 MB/s for
-        a 5 Gbps link).  Packets carry headers (both backends count them) and
-        HPCC keeps utilisation under its target, so the fabric's NIC line rate is
-        raised until one ring step across it achieves ``nic`` (measured once per
-        spec)."""
-        if len(spec.servers) < 2:
-            return 1.0
-        if id(spec) not in self._nic_scale:
-            scale = 1.0
-            nic = min(spec.servers[0].nic_Bps, spec.servers[1].nic_Bps)
-            for _ in range(3):
-                topo, hosts = spec.fabric([0, 1], scale)
-                net = self._network(topo, spec, [0, 1])
-                a, b = hosts[(0, 0)], hosts[(1, 0)]
-                conns = (net.connect(a, b), net.connect(b, a))
-                for c in conns:           # a first message opens the connections
-                    net.post(c, self.hop_bytes)
-                net.run()
-                t0 = net.now
-                for c in conns:           # then one ring step of a 1+1 job, as replayed
-                    net.post(c, self.hop_bytes)
-                net.run()
-                scale *= nic / (self.hop_bytes / ((net.now - t0) / S))
-            self._nic_scale[id(spec)] = (spec, scale)
-        return self._nic_scale[id(spec)][1]
+    def _one_transfer(self, spec, wire):
+        """Goodput (B/s) of one ring step of a 1 + 1 job across two servers'
+        NICs, ``wire`` wire bytes per payload byte, after a first message
+        opened the connections."""
+        topo, hosts = spec.fabric([0, 1])
+        net = self._network(topo, spec, [0, 1])
+        a, b = hosts[(0, 0)], hosts[(1, 0)]
+        conns = (net.connect(a, b), net.connect(b, a))
+        payload = 1 << 20
+        for c in conns:
+            net.post(c, int(round(payload * wire)))
+        net.run()
+        t0 = net.now
+        for c in conns:
+            net.post(c, int(round(payload * wire)))
+        net.run()
+        return payload / ((net.now - t0) / S)
+
+    def transport_check(self, spec):
+        """The transport on one transfer: {line_Bps, own_goodput_Bps (the
+        transport at wire factor 1), wire_factor, goodput_Bps (with it),
+        target_Bps (efficiency x line rate, or None)}."""
+        wire, own = self.wire_factor(spec), self._wire[id(spec)][2]
+        line = min(spec.servers[0].nic_Bps, spec.servers[1].nic_Bps) if len(spec.servers) > 1 else None
+        return {"transport": spec.transport, "backend": self.backend, "line_Bps": line,
+                "own_goodput_Bps": own, "wire_factor": wire,
+                "goodput_Bps": self._one_transfer(spec, wire) if line else None,
+                "target_Bps": line * spec.efficiency if line and spec.efficiency else None}
+
+    def wire_factor(self, spec):
+        """Wire bytes per payload byte that make one transfer achieve the
+        spec's ``efficiency`` x line rate (1 without an efficiency): the
+        transport's own goodput on the link over the target, measured once per
+        spec on one transfer."""
+        if id(spec) not in self._wire:
+            if len(spec.servers) < 2:
+                self._wire[id(spec)] = (spec, 1.0, None)
+            else:
+                own = self._one_transfer(spec, 1.0)
+                line = min(spec.servers[0].nic_Bps, spec.servers[1].nic_Bps)
+                w, got = 1.0, own
+                if spec.efficiency:
+                    target = line * spec.efficiency
+                    best = (abs(got - target), w)
+                    for _ in range(6):      # the goodput is not quite linear in the wire bytes
+                        w = max(1.0, w * got / target)
+                        got = self._one_transfer(spec, w)
+                        best = min(best, (abs(got - target), w))
+                        if best[0] < 2e-3 * target:
+                            break
+                    w = best[1]
+                self._wire[id(spec)] = (spec, w, own)
+        return self._wire[id(spec)][1]
+
+    # ------------------------------------------------------------ replay
+    def buckets(self, r):
+        """Payload bytes of each bucket's ring message (per worker), in the
+        order DDP all-reduces them; their sum is :func:`sync_bytes`."""
+        grad = r.entry.grad_mb * 1e6
+        sizes = []
+        left = grad
+        cap = self.first_bucket_bytes
+        while left > 1e-9:
+            b = min(cap, left)
+            sizes.append(b)
+            left -= b
+            cap = self.bucket_bytes
+        total = sync_bytes(r, self.volume)
+        if not self.overlap or grad <= 0:
+            return [total]
+        return [total * b / grad for b in sizes]
 
     def _simulate(self, jobs, spec):
-        """Mean all-reduce time of each job (s), averaged over ``phases`` replays
-        that start the jobs at different relative phases (a lucky interleaving
-        of identical jobs would otherwise never collide)."""
-        hop = [sync_bytes(r, self.volume) for r in jobs]
-        scale = max(1.0, max(hop) / self.hop_bytes) if self.backend == "packet" else 1.0
-        fixed = [0 if isinstance(r, _Stub) else
-                 int(round(max(0.0, r.profile.network_s - self.alone_packed(r, spec)) / scale * S)) for r in jobs]
+        """Mean iteration time of each job (s), averaged over ``phases``
+        replays that start the jobs at different relative phases (a lucky
+        interleaving of identical jobs would otherwise never collide)."""
+        wire = self.wire_factor(spec)
+        buckets = [[b * wire for b in self.buckets(r)] for r in jobs]
+        per_iter = [sum(b) for b in buckets]
+        scale = max(1.0, max(per_iter) / self.hop_bytes) if self.backend == "packet" else 1.0
+        fixed = [0.0 if isinstance(r, _Stub) else self.alone_packed(r, spec)[1] for r in jobs]
         phases = 1 if len(jobs) == 1 else self.phases
         total = [0.0] * len(jobs)
         for k in range(phases):
-            for i, t in enumerate(self._replay(jobs, spec, hop, fixed, scale, k)):
+            for i, t in enumerate(self._replay(jobs, spec, buckets, fixed, scale, k)):
                 total[i] += t / phases
         return total
 
-    def _replay(self, jobs, spec, hop, fixed, scale, k):
+    def _replay(self, jobs, spec, buckets, fixed, scale, k):
         used = sorted({s for r in jobs for s in r.servers})
-        topo, hosts = spec.fabric(used, self.nic_scale(spec))
+        topo, hosts = spec.fabric(used)
         net = self._network(topo, spec, used)
         slot = {s: 0 for s in used}
         runs = []
+
+        def ps(seconds):
+            return int(round(seconds / scale * S))
+
         for i, r in enumerate(jobs):
             gpus = []
             for s in sorted(r.servers, key=used.index):
@@ -178,8 +270,10 @@ class FabricContention:
                 slot[s] += 1
             n = len(gpus)
             conns = [net.connect(gpus[j], gpus[(j + 1) % n]) for j in range(n)]
-            runs.append(_JobReplay(net, conns, max(1, int(round(hop[i] / scale))),
-                                   int(round(r.profile.compute_s / scale * S)) + fixed[i], self.iterations, runs))
+            comp = r.profile.compute_s
+            runs.append(_JobReplay(net, conns, [max(1, int(round(b / scale))) for b in buckets[i]],
+                                   ps(comp * (1 - BACKWARD_SHARE)), ps(comp * BACKWARD_SHARE), ps(fixed[i]),
+                                   self.overlap, self.iterations, runs))
         for i, run in enumerate(runs):
             # job i starts at phase i (k + 1) phi of its iteration: replay k
             # spreads the relative phases of every pair over the period
@@ -187,17 +281,18 @@ class FabricContention:
             net.schedule(int(((i * (k + 1) * _PHI) % 1.0) * tau0), run.start_iteration)
         net.run()
         self.events += net.stats.get("events", 0)
-        return [run.mean_comm_ps() * scale / S for run in runs]
+        return [run.mean_iteration_ps() * scale / S for run in runs]
 
 
-VOLUME_SOURCES = ("profile", "gradient")
+VOLUME_SOURCES = ("gradient", "profile")
 
 
-def sync_bytes(r, source="profile"):
-    """Bytes each worker sends to its ring successor per iteration.  ``profile``:
-    MoSim's per-worker demand times the profiled networking time, V_net / N x
-    T_net (what the worker moved in the profiling run); ``gradient``: a ring
-    all-reduce of the model's gradient, 2 (N - 1) / N x grad_mb."""
+def sync_bytes(r, source="gradient"):
+    """Bytes each worker sends to its ring successor per iteration.
+    ``gradient``: a ring all-reduce of the model's gradient, 2 (N - 1) / N x
+    grad_mb; ``profile``: MoSim's per-worker demand times the profiled
+    networking time, V_net / N x T_net (what the worker moved in the profiling
+    run)."""
     if source == "gradient":
         return 2.0 * (r.gpus - 1) / r.gpus * r.entry.grad_mb * 1e6
     p = r.profile
@@ -205,15 +300,22 @@ def sync_bytes(r, source="profile"):
 
 
 class _JobReplay:
-    """One job's iterations on the fabric: pause (compute and the fixed part of
-    the synchronisation), ring messages, repeat."""
+    """One job's iterations on the fabric: forward (a pause), backward (a pause
+    during which the buckets become ready), the buckets' ring messages one
+    bucket after another, the fixed pause, repeat."""
 
-    def __init__(self, net, conns, hop_bytes, pause_ps, iterations, peers):
-        self.net, self.conns, self.hop, self.pause_ps = net, conns, hop_bytes, pause_ps
+    def __init__(self, net, conns, buckets, fwd_ps, bwd_ps, fixed_ps, overlap, iterations, peers):
+        self.net, self.conns, self.buckets = net, conns, buckets
+        self.fwd_ps, self.bwd_ps, self.fixed_ps, self.overlap = fwd_ps, bwd_ps, fixed_ps, overlap
+        total = float(sum(buckets))
+        acc, self.ready_at = 0.0, []
+        for b in buckets:           # the gradient is produced at a uniform rate
+            acc += b
+            self.ready_at.append(int(round(bwd_ps * acc / total)) if overlap else bwd_ps)
         self.target = iterations + 1          # one warm-up iteration
         self.peers = peers
         self.done_iters = 0
-        self.comm = []
+        self.durations = []
 
     def all_done(self):
         return all(p.done_iters >= p.target for p in self.peers)
@@ -221,23 +323,53 @@ class _JobReplay:
     def start_iteration(self):
         if self.done_iters >= self.target and self.all_done():
             return
-        self.net.schedule(self.pause_ps, self._send)
+        self.t0 = self.net.now
+        self.net.schedule(self.fwd_ps, self._backward)
+
+    def _backward(self):
+        self.ready, self.next, self.busy, self.bwd_done = 0, 0, False, False
+        self.net.schedule(self.bwd_ps, self._backward_done)
+        for i, t in enumerate(self.ready_at):
+            self.net.schedule(t, self._bucket_ready)
+
+    def _backward_done(self):
+        self.bwd_done = True
+        self._maybe_end()
+
+    def _bucket_ready(self):
+        self.ready += 1
+        if not self.busy:
+            self._send()
 
     def _send(self):
-        self.t0 = self.net.now
+        if self.next >= self.ready:
+            self.busy = False
+            self._maybe_end()
+            return
+        self.busy = True
         self.left = len(self.conns)
+        b = self.buckets[self.next]
+        self.next += 1
         for c in self.conns:
-            self.net.post(c, self.hop, self._one_done)
+            self.net.post(c, b, self._one_done)
 
     def _one_done(self, _msg):
         self.left -= 1
         if self.left == 0:
-            self.comm.append(self.net.now - self.t0)
-            self.done_iters += 1
-            self.start_iteration()
+            self._send()
 
-    def mean_comm_ps(self):
-        m = self.comm[1:self.target] if len(self.comm) > 1 else self.comm
+    def _maybe_end(self):
+        if self.bwd_done and not self.busy and self.next == len(self.buckets):
+            self.bwd_done = False           # once
+            self.net.schedule(self.fixed_ps, self._end)
+
+    def _end(self):
+        self.durations.append(self.net.now - self.t0)
+        self.done_iters += 1
+        self.start_iteration()
+
+    def mean_iteration_ps(self):
+        m = self.durations[1:self.target] if len(self.durations) > 1 else self.durations
         return sum(m) / len(m)
 
 

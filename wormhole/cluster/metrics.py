@@ -168,3 +168,29 @@ def plot(jobs, measured, path, title):
         return png
     fig.savefig(path, dpi=110)
     plt.close(fig)
+
+
+def plot_cdfs(runs, measured, title):
+    """One figure: the JCT CDF of every (label, jobs) run overlaid on the
+    measured one (when given); PNG bytes."""
+    import matplotlib
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+    fig, a = plt.subplots(figsize=(7, 4.5))
+    if measured:
+        x = np.sort([j.jct for j in measured])
+        a.step(x, np.arange(1, len(x) + 1) / len(x), where="post", label="measured", color="k", lw=2.5)
+    for i, (label, js) in enumerate(runs):
+        if js:
+            x = np.sort([j.jct for j in js])
+            a.step(x, np.arange(1, len(x) + 1) / len(x), where="post", label=label, color="C%d" % i, lw=1.5)
+    a.set_xscale("log")
+    a.set_xlabel("JCT (s, log scale)")
+    a.set_ylabel("CDF (fraction of jobs)")
+    a.set_title(title)
+    a.legend()
+    fig.tight_layout()
+    from ..outputs import figure_bytes
+    png = figure_bytes(fig)
+    plt.close(fig)
+    return png

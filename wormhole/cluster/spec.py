@@ -6,11 +6,21 @@ bandwidth, scheduling policy.
       - {count: 2, gpus: 8, nic: 5Gbps, intra: 16384MB/s}
     policy: bin-packing           # or load-balancing, or module:callable
     latency: 1us                  # per fabric link (contention models flow / packet)
+    transport: dctcp              # the packet model's congestion control (dctcp, hpcc, dcqcn, timely)
+    efficiency: 0.741             # goodput of one transfer / line rate (optional; see below)
 
 Rates accept ``Gbps``/``Mbps``/``bps`` or ``GB/s``/``MB/s`` (decimal).  The
 spec also builds the fabric the ``flow`` and ``packet`` contention models
 simulate on: each GPU is a host on its server's internal switch (``intra``),
-each server switch joins one core switch through its NIC (``nic``).
+each server switch joins one core switch through its NIC (``nic``, the line
+rate).  ``transport`` names the congestion control the packet model runs
+(default ``hpcc``).  ``efficiency`` is a property of the transport on this link:
+the goodput one transfer achieves over the line rate (MoSim's testbed: NCCL's
+socket transport moves 463 MB/s over its 5 Gbps link, 0.741).  The ``mosim``
+model's NIC capacity is the goodput (line rate x efficiency); the fabric models
+meet it by sending more wire bytes per payload byte, the factor measured on one
+transfer.  Without ``efficiency`` the NIC's goodput is the line rate (mosim)
+and whatever the transport achieves (fabric).
 """
 import math
 import os
@@ -64,15 +74,30 @@ class Server:
     intra_Bps: float     # bytes/s of each GPU's link inside the server
 
 
+TRANSPORTS = ("dctcp", "hpcc", "dcqcn", "timely")
+
+
 class ClusterSpec:
-    def __init__(self, servers, policy="bin-packing", latency_ps=US, name="cluster", source=None):
+    def __init__(self, servers, policy="bin-packing", latency_ps=US, name="cluster", source=None,
+                 transport="hpcc", efficiency=None):
         if not servers:
             raise SpecError("a cluster needs at least one server", source)
+        if transport not in TRANSPORTS:
+            raise SpecError("transport must be one of %s" % ", ".join(TRANSPORTS), source, None, transport)
+        if efficiency is not None and (isinstance(efficiency, bool) or not isinstance(efficiency, (int, float))
+                                       or not 0 < efficiency <= 1):
+            raise SpecError("efficiency must be a number in (0, 1]", source, None, efficiency)
+        self.transport = transport
+        self.efficiency = None if efficiency is None else float(efficiency)
         self.servers = list(servers)
         self.policy = policy
         self.latency_ps = latency_ps
         self.name = name
         self.source = source
+
+    def goodput_Bps(self, server):
+        """Payload bytes/s one transfer achieves on the server's NIC."""
+        return self.servers[server].nic_Bps * (self.efficiency or 1.0)
 
     @property
     def n_gpus(self):
@@ -80,6 +105,8 @@ class ClusterSpec:
 
     @classmethod
     def uniform(cls, n_servers, gpus, nic="5Gbps", intra="16384MB/s", **kw):
+        """``n_servers`` identical servers (keywords: policy, latency_ps, name,
+        transport, efficiency)."""
         s = Server(gpus, parse_bandwidth(nic), parse_bandwidth(intra))
         return cls([s] * n_servers, **kw)
 
@@ -92,7 +119,7 @@ class ClusterSpec:
         doc = read_yaml(path, SpecError, "cluster spec")
         if not isinstance(doc, dict):
             raise SpecError("a cluster spec is a mapping with 'servers'", path)
-        unknown = sorted(map(str, set(doc) - {"name", "servers", "policy", "latency"}))
+        unknown = sorted(map(str, set(doc) - {"name", "servers", "policy", "latency", "transport", "efficiency"}))
         if unknown:
             raise SpecError("unknown key(s) %s" % ", ".join(unknown), path, None, unknown)
         groups = doc.get("servers")
@@ -117,12 +144,13 @@ class ClusterSpec:
         pol = doc.get("policy", "bin-packing")
         if not isinstance(pol, str):
             raise SpecError("policy must be a name", path, None, pol)
-        return cls(servers, pol, lat, str(doc.get("name", os.path.basename(path))), path)
+        return cls(servers, pol, lat, str(doc.get("name", os.path.basename(path))), path,
+                   doc.get("transport", "hpcc"), doc.get("efficiency"))
 
     def fabric(self, servers=None, nic_scale=1.0):
         """Topology of the given servers (all by default): returns (topology,
-        {(server, gpu): host id}).  ``nic_scale`` multiplies the NIC line rate
-        (the packet model sets it so that one transfer achieves ``nic``)."""
+        {(server, gpu): host id}); ``nic_scale`` multiplies the NIC line rate
+        (1: the spec's rate, what the contention models use)."""
         servers = range(len(self.servers)) if servers is None else servers
         t = Topology("cluster-" + self.name)
         hosts = {}
