@@ -275,21 +275,7 @@ def test_memo_hits_on_repeated_convergences_and_stays_accurate(tmp_path):
     assert st["memo_stored"] >= 1 and st["memo_hits"] >= 2 and st["memo_applied"] == st["memo_hits"]
     f0, f1 = full.results["fct"], acc.results["fct"]
     err = np.abs(f1 - f0) / f0
-    if late == 1:
-        # A join into a mirrored group is chaotic in the full run itself: shifting it by 4 ns moves the
-        # late flow's FCT from 6.55 to 8.84 ms (full against full: 5% mean, 35% max error).  The flows
-        # of the other groups are held to the usual bounds; those of the joined group (its two flows and
-        # the late one) must lie within the spread of full runs joining 0, 4 and 8 ns later.  (The accelerated run also
-        # resumes the ended mirror with an empty pipeline, no queue and no ACKs in flight, which costs it
-        # one RTT of feedback: see the accelerator issue.)
-        hit = np.zeros(len(f0), dtype=bool)
-        hit[[2, 3, len(f0) - 1]] = True
-        assert err[~hit].mean() < 0.01 and err[~hit].max() < 0.05
-        runs = [f0] + [incast_groups(False, late=late, shift=ps).results["fct"] for ps in (4000, 8000)]
-        lo, hi = np.min(runs, axis=0), np.max(runs, axis=0)
-        assert ((f1[hit] >= 0.99 * lo[hit]) & (f1[hit] <= 1.01 * hi[hit])).all()
-    else:
-        assert err.mean() < 0.01 and err.max() < 0.05
+    assert err.mean() < 0.01 and err.max() < 0.05
     rcv_nxt, _, _ = acc.delivered()
     assert (rcv_nxt == 20_000_000).all()
     # a second run with the same database hits from the first round on and processes fewer events
@@ -399,8 +385,8 @@ def test_twins_forming_together_are_simulated_once(late):
         # A join into a mirrored group is chaotic in the full run itself: shifting it by 4 ns moves the
         # late flow's FCT from 6.55 to 8.84 ms (full against full: 5% mean, 35% max error).  The flows
         # of the other groups are held to the usual bounds; those of the joined group (its two flows and
-        # the late one) must lie within the spread of full runs joining 0, 4 and 8 ns later.  (The accelerated run also
-        # resumes the ended mirror with an empty pipeline, no queue and no ACKs in flight, which costs it
+        # the late one) must lie within the spread of full runs joining 0, 4 and 8 ns later.  (The
+        # accelerated run also resumes the ended mirror with an empty pipeline, no queue and no ACKs in flight, which costs it
         # one RTT of feedback: see the accelerator issue.)
         hit = np.zeros(len(f0), dtype=bool)
         hit[[2, 3, len(f0) - 1]] = True
