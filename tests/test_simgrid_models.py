@@ -35,6 +35,22 @@ def test_simgrid_fcts_reproduced(case, model, ct):
     assert (np.abs(ours - sg) / sg).max() < 1e-6
 
 
+@pytest.mark.parametrize("model", ["cm02", "lv08"])
+@pytest.mark.parametrize("ct", [False, True])
+def test_surf_precision_is_decided_on_simgrids_doubles(model, ct):
+    """The boundary fixture: with LV08 the h0 -> h1 latency phase ends 1 ns (in picoseconds) after
+    h2 -> h1 starts, but 1.0000000000157e-9 s after it on SimGrid's doubles (start + 13.01 x the
+    link latencies summed in route order), so SimGrid does not take it into that round; taking it
+    (joining 1 ns early) makes h0 -> h1's FCT 8.8e-6 short."""
+    sg = np.loadtxt(os.path.join(DATA, "boundary", "simgrid_%s_%s.txt" % (model, "ct" if ct else "noct")))
+    net, ours = run_files("boundary", model, ct)
+    assert [net.start[0], net.start[1]] == [74078000, 171652000]
+    assert (np.abs(ours - sg) / sg).max() < 1e-7
+    if model == "lv08":
+        assert net.start[0] + net._phase[0] == net.start[1] + 1000
+        assert net._lat_d[0] + 7.4078e-5 - 1.71652e-4 > 1e-9
+
+
 def test_the_recorded_cases_exercise_what_they_claim():
     """The fixtures would not catch a model difference that does not show in them."""
     for case in CASES:

@@ -21,7 +21,9 @@ Four models (``flow_model``), each meaning one thing:
   default there too) a flow also consumes 0.05 x its share on the links of
   its reverse route (the route its ACKs take in the packet kernel).
   SimGrid's engine treats dates within surf/precision (1e-9 s) of the current
-  one as now; so does this one for these two models.
+  one as now; so does this one for these two models, deciding it on the
+  doubles SimGrid computes (a latency end is the clock at the start plus the
+  factor x the link latencies summed in route order), not on picoseconds.
 
 Shares are found by progressive filling (saturate the most constrained link,
 freeze its flows, repeat).  The loop is SimGrid's: share, earliest finish,
@@ -102,6 +104,12 @@ class FlowNetwork(_nw._PortsMixin):
             self.lat_factor, self.bw_factor, self.weight_s = (1.0 if flow_model == "packet" else 0.0), 1.0, 0.0
             self.gamma, self.crosstraffic = 0.0, False
         self._phase = []            # each flow's latency phase, ps
+        # SimGrid's dates are doubles (s): its clock, each flow's latency x factor as it sums it (link by
+        # link, in route order), and the date of each pending latency end (the clock at the start + that);
+        # the surf/precision test at a round compares these doubles, not our picoseconds
+        self._now_d = 0.0
+        self._lat_d = []
+        self._due_d = {}
         self.caps = {p: float(self.fabric.port_rate[p]) * self.eff / 8e12 for p in range(len(self.fabric.port_rate))}
         self.solver = FluidSolver([self.caps[p] for p in range(len(self.caps))])
 
@@ -131,6 +139,8 @@ class FlowNetwork(_nw._PortsMixin):
         return self._now
 
     def _push(self, t, kind, arg):
+        if kind == 0 and self.simgrid:
+            self._due_d[arg] = self._now_d + self._lat_d[arg]
         heapq.heappush(self._events, (t, self._seq, kind, arg))
         self._seq += 1
 
@@ -153,6 +163,10 @@ class FlowNetwork(_nw._PortsMixin):
         self.latency.append(lat)
         self._msg_bytes.append(0.0 if _persistent else float(nbytes))
         self._phase.append(int(round(lat * self.lat_factor)))
+        lat_d = 0.0
+        for p in path:
+            lat_d += int(self.fabric.port_delay[p]) / 1e12
+        self._lat_d.append(lat_d * self.lat_factor)
         links, coefs = path, None
         if self.simgrid:
             self.weight.append(1.0 / self._penalty(path, lat))
@@ -247,6 +261,7 @@ class FlowNetwork(_nw._PortsMixin):
             self.solver.advance(float(dt))
         self._last = t
         self._now = t
+        self._now_d = t / 1e12
 
     def _join(self, f):
         self.solver.join(f, self._msg_bytes[f] / self.bw_factor)     # bytes move at bandwidth_factor x share
@@ -325,16 +340,26 @@ class FlowNetwork(_nw._PortsMixin):
         """One round of SimGrid's engine: now is the earliest date; every
         completion, latency end and start due before now + surf/precision (as
         the rates stood before the round) happens now, then rates are shared."""
-        t = int(np.ceil(tc)) if tc <= te else int(te)
+        if tc <= te:
+            t, now_d = int(np.ceil(tc)), tc / 1e12
+        else:
+            t, now_d = int(te), self._date_d(self._events[0])
         horizon = t + SURF_PRECISION_PS
         due = self.solver.due(horizon - self._last)
-        batch = []
-        # SimGrid's test is double_equals(date, now, 1e-9) on seconds: a start on the reference's
-        # nanosecond grid exactly 1 ns after now may be in, as that subtraction rounds
-        while self._events and (self._events[0][0] < horizon or (self._events[0][0] == horizon and abs(
-                self._events[0][0] / 1e12 - t / 1e12) < SURF_PRECISION_PS / 1e12)):
-            batch.append(heapq.heappop(self._events))
+        batch, later = [], []
+        # SimGrid's test is double_equals(date, now, 1e-9) on its double dates (seconds): near the
+        # boundary it is decided on those doubles (a latency end 1 ns after a start on the reference's
+        # ns grid is 1.0000000000157e-9 s after it for SimGrid, so not now), not on our picoseconds
+        while self._events and self._events[0][0] <= horizon + 1:
+            ev = heapq.heappop(self._events)
+            if ev[0] < horizon - 1 or abs(self._date_d(ev) - now_d) < SURF_PRECISION_PS / 1e12:
+                batch.append(ev)
+            else:
+                later.append(ev)
+        for ev in later:
+            heapq.heappush(self._events, ev)
         self._advance(t)
+        self._now_d = now_d
         for _, f in due:
             if self.solver.rate_of(f) > 0:
                 self._complete(f)
@@ -348,6 +373,16 @@ class FlowNetwork(_nw._PortsMixin):
                     self._join(arg)
             else:
                 arg()
+
+    def _date_d(self, ev):
+        """SimGrid's double date of a queued event: a start at its date as given to SimGrid, a latency
+        end at the clock of its start plus latency x factor, a callback at its picosecond."""
+        t, _, kind, arg = ev
+        if kind == 2:
+            return self.start[arg] / 1e12
+        if kind == 0:
+            return self._due_d.get(arg, t / 1e12)
+        return t / 1e12
 
     def _complete(self, f):
         self._leave(f)
