@@ -205,5 +205,5 @@ def test_cluster_writes_all_reports_or_none(tmp_path, monkeypatch):
     os.rmdir(out / "fixed" / "jct.png")
     monkeypatch.setattr(command, "plot", real)
     command.run_cluster(args)
-    assert _tree(str(out)) == ["fixed/jct.png", "fixed/jobs.csv", "fixed/summary.json", "none/jct.png",
-                               "none/jobs.csv", "none/summary.json", "summary.csv"]
+    assert _tree(str(out)) == ["fixed/jct.png", "fixed/jobs.csv", "fixed/summary.json", "jct_cdf.png",
+                               "none/jct.png", "none/jobs.csv", "none/summary.json", "summary.csv"]
