@@ -691,11 +691,30 @@ class ChakraRun:
                 "nvlink_bytes": self.t.nvlink_bytes, "fabric_flows": self.t.fabric_flows}
 
 
+def drive(net, done, step=100 * 1000 * 1000):
+    """Run ``net`` until ``done()`` or nothing is left, in slices of ``step`` ps: a
+    persistent connection's congestion-control timers (DCQCN's) keep the event
+    heap busy after the last message, so ``net.run()`` alone would not return.
+    Uses ``Network.peek()`` where the API has it, else the kernel's next event
+    time (private)."""
+    peek = getattr(net, "peek", None)
+    while not done():
+        if peek is not None:
+            nxt = peek()
+        else:
+            nxt = net._kernel.next_event_time()
+            nxt = None if nxt < 0 else nxt
+        if nxt is None:
+            return
+        net.run(until=max(nxt, net.now) + step)
+
+
 def run_chakra(net, prefix, gpus=None, comm_groups=None, **kw):
     """Load ``PREFIX.<r>.et`` (+ groups JSON), run it on ``net``, return the ChakraRun."""
     tr = ChakraTrace.load(prefix, gpus, comm_groups)
-    run = ChakraRun(net, tr, **kw).start()
-    net.run()
+    finished = []
+    run = ChakraRun(net, tr, **kw).start(lambda r: finished.append(True))
+    drive(net, lambda: bool(finished))
     run.check_finished()
     return run
 
