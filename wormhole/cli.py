@@ -106,6 +106,12 @@ def _build_parser(argv=None):
         add_arguments(cl)
         add_pool_arguments(cp)
     sub.add_parser("params", help="print the parameter registry as a Markdown table")
+    sw = sub.add_parser("sweep", help="run a grid of simulations (workload x topology x CC x parameters x seeds), "
+                        "each point once", description="Expand the spec's grid, compute the points that have no "
+                        "stored result (keyed by a hash of the inputs and the version), on a local process pool, "
+                        "serially or on Dask; write results.csv (results.parquet with pyarrow) and summary.png.")
+    from .sweep import add_arguments as add_sweep_arguments
+    add_sweep_arguments(sw)
     pl = sub.add_parser("plot", help="draw rate-vs-time and queue-vs-time PNGs from a --trace folder")
     pl.add_argument("--trace", required=True, metavar="DIR", help="folder with rates.csv and queues.csv")
     pl.add_argument("--out", required=True, metavar="DIR", help="folder for rates.png and queues.png (created if "
@@ -355,6 +361,9 @@ def main(argv=None):
             pool = make_pool(args)
             print("wrote %s (%d models)" % (args.out, len(pool.models)))
             return 0
+        if args.cmd == "sweep":
+            from .sweep import main_args
+            return main_args(args)
         if args.cmd == "params":
             sys.stdout.write(docs_markdown())
             return 0
