@@ -354,6 +354,9 @@ def _print_report(rep):
         rep.get("model", rep.get("workload")), rep["gpus"], rep.get("tp"), rep.get("pp", 1), rep.get("dp"),
         backend_label(rep)),
         "iteration   %.3f ms simulated" % (it / 1e9)]
+    if rep.get("run_as"):
+        lines.append("  run as    its Chakra graph (--timeline): TP all-reduces inside the compute blocks, not counted "
+                     "as NVLink bytes")
     if rep.get("compute_time_ps") is not None:
         tp = rep.get("tp_allreduce_time_ps") or 0
         lines.append("  busiest   GPU: compute %.3f ms, TP all-reduces over NVLink %.3f ms; exposed fabric "
@@ -422,6 +425,9 @@ def main(argv=None):
         print(json.dumps(rep, sort_keys=True))
     else:
         _print_report(rep)
+        if rep.get("wrote"):
+            print("wrote       %s" % ", ".join(rep["wrote"]) if len(rep["wrote"]) <= 3 else
+                  "wrote       %d files (%s, ...)" % (len(rep["wrote"]), ", ".join(rep["wrote"][:2])))
     return 0
 
 
