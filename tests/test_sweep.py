@@ -109,3 +109,13 @@ def test_cli(tmp_path):
     r = run_cli("sweep", bad, "--out", str(tmp_path / "b"))
     assert r.returncode == 2 and r.stderr.count("\n") == 1 and "nope" in r.stderr
     assert not (tmp_path / "b").exists()
+
+
+def test_shared_memo_database_under_a_pool(tmp_path):
+    """Accelerated points open one memo database together: none fails, entries are shared."""
+    spec = _spec(tmp_path, SPEC.replace("mode: full", "mode: accelerated").replace("size_mb: [1, 2]",
+                                                                                   "size_mb: [16, 64]"))
+    rows, info = run_sweep(spec, str(tmp_path / "m"), "pool", workers=2, progress=False)
+    assert all(r["status"] == "ok" for r in rows), [r["status"] for r in rows]
+    assert (tmp_path / "m" / "memo.sqlite").exists()
+    assert sum(r["memo_hits"] for r in rows) >= 1

@@ -22,7 +22,7 @@ Every point's result is stored as ``OUT/points/<key>.json`` the moment it is
 computed; the key is a SHA-256 of the point's inputs (its parameters, the
 contents of the files it reads) and the wormhole version, so a rerun -- after
 a change to the spec, or after the sweep was killed -- computes only the
-points that have no result yet.  ``OUT/results.csv`` (and
+points that have no result yet (a point that failed is tried again).  ``OUT/results.csv`` (and
 ``OUT/results.parquet`` when pyarrow is installed) has one row per point,
 ``OUT/summary.png`` the simulated time of each point against the first numeric
 axis, one line per combination of the other axes (mean over seeds).
@@ -224,7 +224,14 @@ def run_point(p, memo_db=None):
         acc = p["mode"] == "accelerated"
         cfg = wh.Config.preset(p["cc"], max(1, round(topo.nic_rate() / 1e9)), accelerate=acc,
                                memo_db=memo_db if acc else None, seed=p["seed"], **p["params"])
-        net = wh.Network(topo, cfg)
+        for attempt in range(20):
+            try:
+                net = wh.Network(topo, cfg)
+                break
+            except WormholeError as e:     # the shared memo database, opened by another point right now
+                if "locked" not in str(e) or attempt == 19:
+                    raise
+                time.sleep(0.05 * (attempt + 1))
         chunk = int(p["chunk_mb"] * (1 << 20))
         w = p["workload"]
         from .workload import COLLECTIVES, TrainingJob, Transport, load_preset, ring_order
@@ -295,7 +302,10 @@ def _load(folder, key):
         return None
     if doc.get("key") != key or doc.get("version") != version():
         return None
-    return doc.get("result")
+    res = doc.get("result")
+    if not isinstance(res, dict) or res.get("status") != "ok":
+        return None                 # a point that failed is tried again
+    return res
 
 
 # ---------------------------------------------------------------- engines
@@ -376,6 +386,9 @@ def run_sweep(spec_path, out=None, engine="pool", workers=None, scheduler=None, 
     memo_db = None if memo in (None, "none") else (memo if os.path.isabs(str(memo)) else os.path.join(out, memo))
     folder = os.path.join(out, "points")
     os.makedirs(folder, exist_ok=True)
+    if memo_db is not None and any(p["mode"] == "accelerated" for p in points):
+        from .accel.memo import MemoDB
+        MemoDB(memo_db).db.close()      # created (WAL mode, tables) once, before workers open it together
     keyed = [(p, point_key(p)) for p in points]
     results, todo, seen = {}, [], set()
     for p, key in keyed:
