@@ -121,3 +121,18 @@ def test_cm_text_round_trip(tmp_path):
     cm = read_cm(str(p))
     assert [(c.src, c.dst, c.size, c.start, c.trigger, c.send_done_trigger) for c in cm.connections] == [
         (0, 1, 1000, 0, 0, 0), (1, 2, 2000, None, 1, 0), (2, 0, 10, 5, 0, 1)]
+
+
+def test_bench_write_cm(tmp_path):
+    import json
+    import subprocess
+    import sys
+    p = tmp_path / "job.cm"
+    r = subprocess.run([sys.executable, "-m", "wormhole.bench", "gpt13b", "--gpus", "16", "--layers", "2",
+                        "--write-cm", str(p), "--json", "--no-progress"], capture_output=True, text=True, timeout=300)
+    assert r.returncode == 0, r.stderr
+    rep = json.loads(r.stdout)
+    cm = read_cm(str(p))
+    assert cm.nodes == 16 and len(cm.connections) == rep["messages"]
+    assert sum(c.size for c in cm.connections) == rep["fabric_bytes"]
+    assert min(c.start for c in cm.connections) > 0          # the first bucket waits for backward compute

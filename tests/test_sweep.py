@@ -91,6 +91,15 @@ def test_dask_local_cluster_matches_serial(tmp_path):
     rows, info = run_sweep(spec, str(tmp_path / "d"), "dask", workers=2, scheduler="local", progress=False)
     assert info["engine"] == "dask" and info["computed"] == 8
     assert _table(tmp_path / "s" / "results.csv") == _table(tmp_path / "d" / "results.csv")
+    # a running scheduler, by address (--scheduler tcp://HOST:PORT)
+    from distributed import LocalCluster
+    with LocalCluster(n_workers=1, threads_per_worker=1, host="127.0.0.1", dashboard_address=None,
+                      silence_logs=40) as cluster:
+        assert cluster.scheduler_address.startswith("tcp://127.0.0.1:")
+        rows, info = run_sweep(spec, str(tmp_path / "t"), "dask", scheduler=cluster.scheduler_address,
+                               progress=False)
+    assert info["computed"] == 8
+    assert _table(tmp_path / "s" / "results.csv") == _table(tmp_path / "t" / "results.csv")
 
 
 def test_parquet_when_pyarrow(tmp_path):

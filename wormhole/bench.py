@@ -170,6 +170,9 @@ def _workload_parser():
                          "1 puts every rank on its own server, all traffic on the fabric)")
     ap.add_argument("--chakra-out", metavar="PREFIX", help="also write the model's iteration as a Chakra trace: "
                     "PREFIX.<rank>.et and the communicator groups PREFIX.json (replaced if they exist)")
+    ap.add_argument("--write-cm", metavar="FILE", help="also write the run's fabric messages as an htsim connection "
+                    "matrix, each at the time it was posted (a replay of this run's traffic, without its "
+                    "dependencies; replaced if it exists)")
     ap.add_argument("--timeline", metavar="FILE", help="write a Chrome/Perfetto trace-event JSON of the run (GPU "
                     "compute and collectives, messages, link utilisation and queues, skipped periods); a training "
                     "preset is then run as its Chakra graph (the same iteration time)")
@@ -281,6 +284,10 @@ def run_workload(args, keep=None):
         from .timeline import network_timeline
         network_timeline(net, job if hasattr(job, "records") else None, timeline=tl)
         out_files[timeline] = tl.to_json({"iteration_time_ps": rep.get("iteration_time_ps")})
+    if getattr(args, "write_cm", None):
+        from .workload.htsim import cm_text, network_connections
+        out_files[args.write_cm] = cm_text(*network_connections(net), header="# wormhole.bench %s --gpus %d: "
+                                           "fabric messages at the times they were posted" % (args.model, args.gpus))
     if out_files:
         from .outputs import write_files
         write_files(out_files)
@@ -391,6 +398,8 @@ def check_bench_outputs(args):
     plan = []
     if getattr(args, "timeline", None):
         plan.append(("--timeline", check_file(args.timeline, "--timeline")))
+    if getattr(args, "write_cm", None):
+        plan.append(("--write-cm", check_file(args.write_cm, "--write-cm")))
     if getattr(args, "chakra_out", None):
         if args.model in ("simai", "chakra"):
             raise wh.WormholeError("--chakra-out writes a training preset (not %s)" % args.model, value=args.model)

@@ -401,8 +401,8 @@ def run_sweep(spec_path, out=None, engine="pool", workers=None, scheduler=None, 
     cached = len(results)
     workers = int(workers or os.cpu_count() or 1)
     from tqdm import tqdm
-    bar = tqdm(total=len(points), initial=cached, desc="sweep", unit="point", file=sys.stderr, disable=not progress,
-               leave=False)
+    bar = tqdm(total=len(points), initial=cached, desc="sweep", unit="point", file=sys.stderr,
+               disable=None if progress else True, leave=False)      # no bar when stderr is not a terminal
     t0 = time.perf_counter()
     try:
         if not todo:
