@@ -224,3 +224,19 @@ def test_corrupted_traces_raise_named_errors(tmp_path):
             read_et(p)
         except ChakraError as e:
             assert e.file == p
+
+
+def test_process_groups_from_metadata_nodes(tmp_path):
+    """A PyTorch-converted trace declares its groups in a METADATA node (inputs' values), as ASTRA-sim reads them."""
+    meta = Node(0, "pg", "METADATA", inputs="""['[{"pg_name": "3", "ranks": [0, 2]}, {"pg_name": "4", "ranks": [1, 3]}, """
+                                           """{"pg_name": "5", "ranks": []}]']""")
+    ar = lambda pg: Node(1, "ar", "COMM_COLL", data_deps=[0], attrs={"comm_type": 0, "comm_size": MB, "pg_name": pg})
+    prefix, _ = _one(tmp_path, [[meta, ar("3")], [meta, ar("4")], [meta, ar("3")], [meta, ar("4")]])
+    tr = ChakraTrace.load(prefix, 4)
+    assert tr.groups == {"3": [0, 2], "4": [1, 3], "5": [0, 1, 2, 3]}
+    run = run_chakra(_net(4, gps=1, acc=False), prefix, 4, gpus_per_server=1)
+    assert sorted(c[0] for c in run.collectives) == ["3", "4"]
+    prefix, _ = _one(tmp_path, [[meta, ar("5")], [meta, ar("4")], [meta, ar("5")], [meta, ar("4")]], name="v")
+    with pytest.raises(ChakraError, match="not called by rank 1") as e:
+        ChakraTrace.load(prefix, 4)
+    assert e.value.file == prefix + ".1.et"

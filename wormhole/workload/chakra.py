@@ -20,8 +20,10 @@ numbers and types follow the Chakra schema (mlcommons/chakra,
   REDUCE 1, ALL_GATHER 2, GATHER 3, SCATTER 4, BROADCAST 5, ALL_TO_ALL 6,
   REDUCE_SCATTER 7, REDUCE_SCATTER_BLOCK 8, BARRIER 9.
 
-The communicator groups are ASTRA-sim's JSON file ``{"<id>": [ranks...]}``; a
-collective's ``pg_name`` attribute names its group ("" or "0": all ranks).
+The communicator groups are ASTRA-sim's JSON file ``{"<id>": [ranks...]}``, or
+the process groups a PyTorch-converted trace declares in its METADATA nodes
+(the inputs' values, as ASTRA-sim reads them); a collective's ``pg_name``
+attribute names its group ("" or "0": all ranks).
 
 Running (``ChakraRun``): rank r is host r of the fabric.  A node is issued when
 every node it depends on (data and control dependencies, on its own rank) has
@@ -214,6 +216,7 @@ class Node:
     start_time_micros: int = 0
     duration_micros: int = 0
     attrs: dict = field(default_factory=dict)
+    inputs: str = ""            # IOInfo.values of the inputs (a METADATA node's process groups)
 
     @property
     def deps(self):
@@ -252,6 +255,10 @@ def _dec_node(buf):
             nd.start_time_micros = v
         elif num == 7:
             nd.duration_micros = v
+        elif num == 8:
+            for fnum, fwt, fv in _fields(v):
+                if fnum == 1 and fwt == 2:
+                    nd.inputs = bytes(fv).decode("utf-8", "replace")
         elif num == 10:
             k, val = _dec_attr(v)
             nd.attrs[k] = val
@@ -311,6 +318,8 @@ def encode_node(nd):
         out += _key(6, 0) + _enc_varint(nd.start_time_micros)
     if nd.duration_micros:
         out += _key(7, 0) + _enc_varint(nd.duration_micros)
+    if nd.inputs:
+        out += _len_field(8, _len_field(1, nd.inputs.encode()))
     for k, v in nd.attrs.items():
         out += _len_field(10, _enc_attr(k, v))
     return out
@@ -412,6 +421,45 @@ def read_comm_groups(path):
     return out
 
 
+def pg_metadata(nd, path, n):
+    """Process groups of a METADATA node, as ASTRA-sim reads them: its inputs' values
+    hold ``['[{"pg_name": "1", "ranks": [..]}, ...]']`` (ASTRA-sim strips the outer
+    two characters on each side; ``[[...]]`` is read too); no ranks means all of them.  Returns {pg_name: ranks}."""
+    text = nd.inputs.strip()
+    inner = text[2:-2] if len(text) >= 4 else text
+    try:
+        items = json.loads(inner)
+    except ValueError:
+        try:
+            items = json.loads(text)
+        except ValueError:
+            raise ChakraError("node %d: process-group metadata is not JSON" % nd.id, path, value=text[:60])
+    for _ in range(3):                  # [[...]] or ["[...]"]: unwrap to the list of groups
+        if isinstance(items, list) and len(items) == 1 and isinstance(items[0], (list, str)):
+            items = items[0]
+            if isinstance(items, str):
+                try:
+                    items = json.loads(items)
+                except ValueError:
+                    raise ChakraError("node %d: process-group metadata is not JSON" % nd.id, path, value=text[:60])
+    if isinstance(items, dict):
+        items = [items]
+    out = {}
+    for it in items if isinstance(items, list) else []:
+        if not isinstance(it, dict) or "pg_name" not in it:
+            raise ChakraError("node %d: a process group needs pg_name and ranks" % nd.id, path, value=it)
+        try:
+            name = str(int(str(it["pg_name"])))
+        except ValueError:
+            raise ChakraError("node %d: pg_name must be an integer" % nd.id, path, value=it["pg_name"])
+        ranks = it.get("ranks") or list(range(n))
+        if not all(isinstance(r, int) and 0 <= r < n for r in ranks):
+            raise ChakraError("node %d: group %s names a rank outside 0..%d" % (nd.id, name, n - 1), path,
+                              value=ranks)
+        out[name] = list(ranks)
+    return out
+
+
 def trace_files(prefix, ranks=None):
     """The files ``PREFIX.<rank>.et`` (ranks 0..N-1; N given or counted)."""
     prefix = os.fspath(prefix)
@@ -440,7 +488,12 @@ class ChakraTrace:
     def __init__(self, ranks, groups=None, groups_path=None):
         self.ranks = ranks
         self.n = len(ranks)
-        self.groups = dict(groups or {})
+        self.groups = {}
+        for rt in ranks:        # process groups a PyTorch-converted trace declares in METADATA nodes
+            for nd in rt.nodes:
+                if nd.type == "METADATA" and nd.inputs:
+                    self.groups.update(pg_metadata(nd, rt.path, self.n))
+        self.groups.update(groups or {})        # the JSON file, if given, has the last word
         self.groups_path = groups_path
         self._check()
 
