@@ -240,3 +240,23 @@ def test_process_groups_from_metadata_nodes(tmp_path):
     with pytest.raises(ChakraError, match="not called by rank 1") as e:
         ChakraTrace.load(prefix, 4)
     assert e.value.file == prefix + ".1.et"
+
+
+def test_astra_resource_rule(tmp_path):
+    """Two independent 10 us compute nodes and a 1 MB all-reduce: concurrent by default; with ASTRA-sim's
+    HardwareResource rule the compute nodes run one after the other (the collective beside them)."""
+    nodes = lambda: [Node(0, "a", "COMP", duration_micros=10), Node(1, "b", "COMP", duration_micros=10),
+                     Node(2, "ar", "COMM_COLL", attrs={"comm_type": 0, "comm_size": MB}),
+                     Node(3, "c", "COMP", duration_micros=1, data_deps=[2], attrs={"is_cpu_op": True})]
+    prefix, _ = _one(tmp_path, [nodes(), nodes()])
+    tr = ChakraTrace.load(prefix, 2)
+    times = {}
+    for res in ("none", "astra"):
+        net = _net(2, gps=1, acc=False)
+        run = ChakraRun(net, tr, gpus_per_server=1, resources=res).start()
+        net.run()
+        run.check_finished()
+        times[res] = {name: (t0, t1) for r, nid, name, ty, t0, t1 in run.records if r == 0}
+    assert times["none"]["a"] == times["none"]["b"] == (0, 10_000_000)
+    assert times["astra"]["a"] == (0, 10_000_000) and times["astra"]["b"] == (10_000_000, 20_000_000)
+    assert times["astra"]["ar"] == times["none"]["ar"]

@@ -168,6 +168,9 @@ def _workload_parser():
     ap.add_argument("--gpus-per-server", type=int, default=8,
                     help="with model 'chakra': GPUs per server of the default fabric and of NVLink (default 8; "
                          "1 puts every rank on its own server, all traffic on the fabric)")
+    ap.add_argument("--resources", choices=("none", "astra"), default="none",
+                    help="with model 'chakra': none (default: every node runs when its dependencies are done) or "
+                         "astra (ASTRA-sim's rule: per rank one compute node and one collective or send at a time)")
     ap.add_argument("--chakra-out", metavar="PREFIX", help="also write the model's iteration as a Chakra trace: "
                     "PREFIX.<rank>.et and the communicator groups PREFIX.json (replaced if they exist)")
     ap.add_argument("--write-cm", metavar="FILE", help="also write the run's fabric messages as an htsim connection "
@@ -211,7 +214,7 @@ def run_workload(args, keep=None):
         if not args.trace:
             raise wh.WormholeError("model 'chakra' needs --trace PREFIX (files PREFIX.0.et ...)")
         job = ChakraRun(net, ChakraTrace.load(args.trace, args.gpus, args.comm_group), gpus_per_server=gps,
-                        chunk_bytes=chunk)
+                        chunk_bytes=chunk, resources=getattr(args, "resources", "none"))
     else:
         pre = load_preset(args.model, gpus=args.gpus, tp=args.tp, pp=args.pp, dp=args.dp, ep=args.ep,
                           micro_batches=args.micro_batches, gpu=args.gpu)

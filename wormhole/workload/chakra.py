@@ -593,7 +593,15 @@ class ChakraRun:
     ``records`` lists (rank, node id, name, type, start ps, end ps) per node."""
 
     def __init__(self, net, trace, gpus_per_server=8, nvlink_gbps=2400.0, nvlink_latency_us=1.0,
-                 chunk_bytes=DEFAULT_CHUNK, max_inflight=DEFAULT_INFLIGHT, flops=None, gpu_offset=0):
+                 chunk_bytes=DEFAULT_CHUNK, max_inflight=DEFAULT_INFLIGHT, flops=None, gpu_offset=0,
+                 resources="none"):
+        if resources not in ("none", "astra"):
+            raise WormholeError("resources must be none or astra", value=resources)
+        # "astra": ASTRA-sim's HardwareResource rule -- per rank at most one compute node (GPU; a CPU
+        # op has its own slot) and one collective or send at a time, ready nodes issued in id order
+        self.resources = resources
+        self._busy = [dict() for _ in trace.ranks]
+        self._ready = [[] for _ in trace.ranks]
         self.net = net
         self.tr = trace
         hosts = net.topology.hosts
@@ -641,7 +649,7 @@ class ChakraRun:
         for r, rt in enumerate(self.tr.ranks):
             for nd in rt.nodes:
                 if not nd.deps:
-                    self.net.schedule(0, lambda r=r, i=nd.id: self._issue(r, i))
+                    self.net.schedule(0, lambda r=r, i=nd.id: self._ready_node(r, i))
         return self
 
     def _end(self):
@@ -709,7 +717,42 @@ class ChakraRun:
             entry = self._colls[(g, k)] = coll
         entry.ready(c["members"].index(r))
 
+    def _slot(self, nd):
+        if nd.type == "COMP":
+            return "cpu" if nd.attrs.get("is_cpu_op") is True else "gpu"
+        if nd.type in ("COMM_COLL", "COMM_SEND"):
+            return "comm"
+        return None
+
+    def _ready_node(self, r, nid):
+        if self.resources == "none":
+            self._issue(r, nid)
+            return
+        import bisect
+        bisect.insort(self._ready[r], nid)
+        self._pump(r)
+
+    def _pump(self, r):
+        ready, busy = self._ready[r], self._busy[r]
+        i = 0
+        while i < len(ready):
+            nid = ready[i]
+            slot = self._slot(self._nodes[r][nid])
+            if slot is not None and slot in busy:
+                i += 1
+                continue
+            ready.pop(i)
+            if slot is not None:
+                busy[slot] = nid
+            self._issue(r, nid)
+            i = 0                   # an issued node may have finished at once, freed its slot, changed the list
+
     def _finish(self, r, nid):
+        if self.resources == "astra":
+            busy = self._busy[r]
+            for k, v in list(busy.items()):
+                if v == nid:
+                    del busy[k]
         nd = self._nodes[r][nid]
         self.records.append((r, nid, nd.name, nd.type, self._start[(r, nid)], self.net.now))
         self._left -= 1
@@ -717,7 +760,9 @@ class ChakraRun:
             w = self._waiting[r]
             w[ch] -= 1
             if w[ch] == 0:
-                self._issue(r, ch)
+                self._ready_node(r, ch)
+        if self.resources == "astra" and self._ready[r]:
+            self._pump(r)
         if self._left == 0:
             self.iteration_time = self.net.now - self._t0
             self._end()
