@@ -77,7 +77,7 @@ def test_dcqcn_timers_armed_only_after_a_cnp():
         net.send(i, 8, 500_000)
     net.run()
     assert net.stats["events_by_kind"]["cc_timer"] > 0
-    assert net.stats["pending_events"] if "pending_events" in net.stats else True
+    assert net.stats["ecn_marks"] > 0                         # the timers follow CNPs, which follow marks
     assert net._kernel.pending_events == 0                   # finished flows leave no timer behind
 
 
