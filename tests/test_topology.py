@@ -116,3 +116,31 @@ def test_reference_route_order_lists_switches_by_decreasing_id():
         r = edge0 * nh + 15
         hops = [fab.port_node[fab.port_peer[p]] for p in fab.rt_ports[fab.rt_start[r]:fab.rt_start[r] + 2]]
         assert hops[0] == first and sorted(hops) == [agg0, agg1]
+
+
+# ------------------------------------------------------------------ the shipped topology files
+_SHIPPED = {
+    "fattree_k8_100g.txt": lambda: wh.fat_tree(8),
+    "leafspine_128host_100g.txt": lambda: wh.leaf_spine(8, 16, 8),
+    "rail_16gpu_100g.txt": lambda: wh.rail_optimized(16),
+    "rail_32gpu_100g.txt": lambda: wh.rail_optimized(32),
+    "rail_64gpu_100g.txt": lambda: wh.rail_optimized(64),
+    "rail_128gpu_100g.txt": lambda: wh.rail_optimized(128),
+    "rail_128gpu_400g.txt": lambda: wh.rail_optimized(128, rate=gbps(400)),
+    "rail_256gpu_100g.txt": lambda: wh.rail_optimized(256),
+    "rail_1024gpu_100g.txt": lambda: wh.rail_optimized(1024),
+}
+_TOPOLOGIES = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "topologies")
+
+
+def test_every_shipped_topology_file_is_pinned():
+    assert sorted(f for f in os.listdir(_TOPOLOGIES) if f.endswith(".txt")) == sorted(_SHIPPED)
+
+
+@pytest.mark.parametrize("name", sorted(_SHIPPED))
+def test_shipped_topology_files_equal_the_builders_output(name, tmp_path):
+    """topologies/*.txt are the builders' output written by write_topology (same bytes)."""
+    out = tmp_path / name
+    wh.write_topology(_SHIPPED[name](), str(out))
+    with open(os.path.join(_TOPOLOGIES, name)) as f:
+        assert out.read_text() == f.read()

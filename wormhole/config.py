@@ -140,8 +140,9 @@ PARAMS = (
     _p("ecn", "bool", True, "switches mark ECN (RED at dequeue)", _bool, "ENABLE_QCN", dynamics=True),
     _p("pfc", "bool", True, "PFC frames are sent and honoured; off = drops when the buffer is full",
        _bool, "ENABLE_PFC", dynamics=True),
-    _p("dynamic_pfc_threshold", "bool", True, "accepted for compatibility; the reference switch "
-       "always uses the dynamic threshold (no effect)", _bool, "USE_DYNAMIC_PFC_THRESHOLD", dynamics=False),
+    _p("dynamic_pfc_threshold", "bool", True, "the switch's PFC threshold is dynamic (free shared space >> "
+       "shift), as the reference switch's always is; only the default is accepted (a static threshold is not "
+       "implemented)", _bool, "USE_DYNAMIC_PFC_THRESHOLD", dynamics=False),
     _p("buffer_size", "MiB", 16, "shared buffer per switch (MiB = 2^20 bytes, as the reference's MB)", _float,
        "BUFFER_SIZE", 0.001, 1 << 20, dynamics=True),
     _p("reserve", "bytes", 4096, "per (ingress port, queue) reserve", _int, None, 0, 1 << 30, dynamics=True),
@@ -151,8 +152,9 @@ PARAMS = (
        dynamics=True),
     _p("resume_offset", "bytes", 3072, "PFC resume hysteresis below the threshold", _int, None, 0, 1 << 30,
        dynamics=True),
-    _p("pause_time", "us", 5.0, "accepted for compatibility: a pause holds until an explicit resume, as in "
-       "the reference (no effect)", _float, "PAUSE_TIME", 0, 1e6, dynamics=False),
+    _p("pause_time", "us", 5.0, "the pause time a PFC frame carries; a pause holds until an explicit "
+       "resume, as in the reference, so only the default is accepted", _float, "PAUSE_TIME", 0, 1e6,
+       dynamics=False),
     _p("kmin_map", "rate->KB", None, "ECN Kmin per link rate (default 100*Gbps/25 KB)", _str, "KMIN_MAP",
        dynamics=True),
     _p("kmax_map", "rate->KB", None, "ECN Kmax per link rate (default 400*Gbps/25 KB)", _str, "KMAX_MAP",
@@ -271,16 +273,28 @@ PARAMS = (
        "each flow bounded at gamma / (2 x route latency) (0: none)", _float, None, 0.0, 1e15, dynamics=False),
     _p("flow_crosstraffic", "bool", True, "flow backend, cm02 and lv08 models: SimGrid's network/crosstraffic, "
        "a flow also uses 0.05 x its share on its reverse route", _bool, dynamics=False),
-    _p("pint_log_base", "ratio", 1.05, "HPCC-PINT log base (accepted; HPCC-PINT is not implemented: no effect)",
-       _float, "PINT_LOG_BASE", 1.0, 10.0, dynamics=False),
-    _p("pint_prob", "prob", 1.0, "HPCC-PINT sampling probability (accepted; no effect)", _float, "PINT_PROB",
-       0.0, 1.0, dynamics=False),
+    _p("pint_log_base", "ratio", 1.01, "HPCC-PINT (CC_MODE 10) log base; HPCC-PINT is not implemented, so "
+       "only the value the reference's run.py writes into every config.txt is accepted", _float,
+       "PINT_LOG_BASE", 1.0, 10.0, dynamics=False),
+    _p("pint_prob", "prob", 1.0, "HPCC-PINT (CC_MODE 10) sampling probability; HPCC-PINT is not implemented, "
+       "so only the default is accepted", _float, "PINT_PROB", 0.0, 1.0, dynamics=False),
 )
 
 # Names that meant something once; setting them says what replaced them.
 REMOVED = {
     "ns3_run": "ns3_run was removed: with ecn_rng=ns3 the seed is the reference's run number (RngRun); "
                "give seed=N instead",
+}
+
+# Parameters the reference's config.txt carries that have one meaning here: any
+# other value would be accepted and silently do nothing, so it is refused.
+ONLY_DEFAULT = {
+    "pause_time": "a PFC pause holds until an explicit resume, as in the reference (qbb-net-device.cc), "
+                  "so the pause time has no effect",
+    "dynamic_pfc_threshold": "the reference switch always uses the dynamic threshold (switch-mmu.cc); "
+                             "a static PFC threshold is not implemented",
+    "pint_log_base": "HPCC-PINT (CC_MODE 10) is not implemented",
+    "pint_prob": "HPCC-PINT (CC_MODE 10) is not implemented",
 }
 
 _BY_NAME = {p.name: p for p in PARAMS}
@@ -407,6 +421,9 @@ class Config:
         except (ValueError, TypeError) as e:
             raise ConfigError("bad value for %s: %s" % (name, e), file, line, value)
         _check_range(p, v, file, line)
+        if name in ONLY_DEFAULT and v != p.default:
+            raise ConfigError("%s must be %s (its default): %s" % (name, p.default, ONLY_DEFAULT[name]),
+                              file, line, value)
         if name.endswith("_map"):
             parse_rate_map(v, name, file, line)
         return v

@@ -17,7 +17,7 @@ import numpy as np
 
 from wormhole._core.defs cimport *
 from wormhole._core.heap cimport heap_push, heap_pop
-from wormhole._core.mmu cimport (mmu_admit, mmu_add, mmu_remove, mmu_should_pause,
+from wormhole._core.mmu cimport (mmu_threshold, mmu_admit, mmu_add, mmu_remove, mmu_should_pause,
                                  mmu_should_resume, mmu_should_mark)
 from wormhole._core.cc cimport (dcqcn_init, dcqcn_cnp, dcqcn_alpha_update, dcqcn_decrease, dcqcn_increase,
                                 hpcc_init, hpcc_on_ack, timely_init, timely_on_ack, dctcp_init, dctcp_on_ack)
@@ -1623,3 +1623,94 @@ def _py_dctcp_on_ack(dict state, dict cc, int64_t ack_seq, bint ecn, int64_t snd
     dctcp_on_ack(&st, &p, ack_seq, ecn, snd_nxt, max_rate, &rate)
     return ({"last_update_seq": st.last_update_seq, "high_seq": st.high_seq, "ecn_cnt": st.ecn_cnt,
              "batch": st.batch, "alpha": st.alpha, "ca_state": st.ca_state}, rate)
+
+
+# ------------------------------------------------------------------ MMU rules for tests
+
+_MMU_PORT_ARRAYS = ("ingress", "hdrm", "egress", "pause_sent")
+_MMU_PORT_SCALARS = ("headroom", "pfc_shift", "kmin", "kmax", "pmax")
+_MMU_SWITCH = ("buffer", "shared_used", "total_hdrm", "total_rsrv", "used")
+
+
+def _py_mmu(str op, dict port, dict switch, int64_t reserve=4096, int64_t resume_offset=3072, int q=3,
+            int64_t size=0, int draws=1, uint64_t seed=1):
+    """Apply one switch-MMU rule of mmu.pxd on a two-port switch (port 0 the
+    ingress, port 1 the egress) built from dicts; returns (result, port 0,
+    port 1, switch) as dicts.  ``op``: 'threshold', 'admit', 'add', 'remove',
+    'pause', 'resume' (on port 0, queue q) or 'mark' (egress port 1, queue q:
+    the number of marks in ``draws`` draws).  ``port`` gives port 0's fields
+    (the arrays as lists of 8 or {queue: value}); port 1 copies its scalars,
+    and ``port['egress']`` is put on port 1."""
+    cdef Sim s
+    cdef MmuPort mm[2]
+    cdef SwitchState sw
+    cdef int i, k
+    cdef object result
+    memset(&s, 0, sizeof(Sim))
+    memset(mm, 0, sizeof(mm))
+    memset(&sw, 0, sizeof(SwitchState))
+    if not 0 <= q < 8:
+        raise ValueError("queue must be 0..7")
+    for name in port:
+        if name not in _MMU_PORT_ARRAYS and name not in _MMU_PORT_SCALARS:
+            raise KeyError(name)
+    for name in switch:
+        if name not in _MMU_SWITCH:
+            raise KeyError(name)
+    for k in range(2):
+        mm[k].headroom = port.get("headroom", 0)
+        mm[k].pfc_shift = port.get("pfc_shift", 3)
+        mm[k].kmin = port.get("kmin", 0)
+        mm[k].kmax = port.get("kmax", 0)
+        mm[k].pmax = port.get("pmax", 0.0)
+    for name in _MMU_PORT_ARRAYS:
+        v = port.get(name, {})
+        items = v.items() if isinstance(v, dict) else enumerate(v)
+        for i, x in items:
+            if name == "ingress":
+                mm[0].ingress[i] = x
+            elif name == "hdrm":
+                mm[0].hdrm[i] = x
+            elif name == "egress":
+                mm[1].egress[i] = x
+            else:
+                mm[0].pause_sent[i] = x
+    sw.buffer = switch.get("buffer", 0)
+    sw.shared_used = switch.get("shared_used", 0)
+    sw.total_hdrm = switch.get("total_hdrm", 0)
+    sw.total_rsrv = switch.get("total_rsrv", 0)
+    sw.used = switch.get("used", 0)
+    s.mmu = mm
+    s.sw = &sw
+    s.p.reserve = reserve
+    s.p.resume_offset = resume_offset
+    s.rng = seed
+    if op == "threshold":
+        result = mmu_threshold(&s, 0, &sw)
+    elif op == "admit":
+        result = bool(mmu_admit(&s, 0, q, size, &sw))
+    elif op == "add":
+        mmu_add(&s, 0, 1, q, size, &sw)
+        result = None
+    elif op == "remove":
+        mmu_remove(&s, 0, 1, q, size, &sw)
+        result = None
+    elif op == "pause":
+        result = bool(mmu_should_pause(&s, 0, q, &sw))
+    elif op == "resume":
+        result = bool(mmu_should_resume(&s, 0, q, &sw))
+    elif op == "mark":
+        result = 0
+        for i in range(draws):
+            if mmu_should_mark(&s, 1, q):
+                result += 1
+    else:
+        raise ValueError("unknown MMU rule %r" % op)
+
+    def _port(k):
+        return {"ingress": [mm[k].ingress[i] for i in range(8)], "hdrm": [mm[k].hdrm[i] for i in range(8)],
+                "egress": [mm[k].egress[i] for i in range(8)],
+                "pause_sent": [mm[k].pause_sent[i] for i in range(8)]}
+    return (result, _port(0), _port(1),
+            {"buffer": sw.buffer, "shared_used": sw.shared_used, "total_hdrm": sw.total_hdrm,
+             "total_rsrv": sw.total_rsrv, "used": sw.used})
