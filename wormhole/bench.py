@@ -139,6 +139,8 @@ def _workload_parser():
     ap.add_argument("--dp", type=int)
     ap.add_argument("--ep", type=int)
     ap.add_argument("--micro-batches", type=int)
+    ap.add_argument("--vpp", type=int, help="virtual pipeline stages per stage: Megatron's interleaved 1F1B")
+    ap.add_argument("--recompute", action="store_true", help="full activation recomputation before each backward")
     ap.add_argument("--iterations", type=int, default=1)
     ap.add_argument("--layers", type=int, help="override the model's layer count (quick runs)")
     ap.add_argument("--gpu", choices=("a100", "h100"))
@@ -217,12 +219,16 @@ def run_workload(args, keep=None):
                         chunk_bytes=chunk, resources=getattr(args, "resources", "none"))
     else:
         pre = load_preset(args.model, gpus=args.gpus, tp=args.tp, pp=args.pp, dp=args.dp, ep=args.ep,
-                          micro_batches=args.micro_batches, gpu=args.gpu)
+                          micro_batches=args.micro_batches, gpu=args.gpu, vpp=getattr(args, "vpp", None),
+                          recompute=True if getattr(args, "recompute", False) else None)
         if args.layers:
             from dataclasses import replace
-            if args.layers < pre.parallel.pp or args.layers % pre.parallel.pp:
-                raise wh.WormholeError("--layers must be a multiple of PP", value=args.layers)
+            chunks = pre.parallel.pp * pre.parallel.vpp
+            if args.layers < chunks or args.layers % chunks:
+                raise wh.WormholeError("--layers must be a multiple of PP x VPP", value=args.layers)
             pre.model = replace(pre.model, layers=args.layers)
+        if (pre.parallel.vpp > 1 or pre.zero) and (getattr(args, "chakra_out", None) or timeline):
+            raise wh.WormholeError("--chakra-out and --timeline do not write interleaved (VPP) or ZeRO schedules yet")
         job = TrainingJob(net, pre, chunk_bytes=chunk, iterations=args.iterations)
     out_files, plan = {}, None
     if getattr(args, "chakra_out", None) and args.model not in ("simai", "chakra"):

@@ -77,6 +77,8 @@ class Parallel:
     ep: int = 1
     micro_batches: int = 1
     micro_batch_size: int = 1
+    vpp: int = 1              # virtual pipeline stages (model chunks) per stage: Megatron's interleaved 1F1B
+    sp: bool = False          # sequence parallelism: TP all-reduces become reduce-scatter + all-gather
 
     @property
     def gpus(self):
@@ -92,6 +94,8 @@ class Preset:
     grad_bytes: int = 2
     act_bytes: int = 2
     extra: dict = field(default_factory=dict)
+    zero: int = 0             # ZeRO stage 0-2: 1 and 2 reduce-scatter the DP gradients and all-gather the parameters
+    recompute: bool = False   # full activation recomputation: each backward reruns the forward of its layers
 
 
 def preset_names():
@@ -142,7 +146,18 @@ def _opt(d, key, default, path, typ=int):
     return x
 
 
-def load_preset(name_or_path, gpus=None, tp=None, pp=None, dp=None, ep=None, micro_batches=None, gpu=None):
+def _flag(d, key, default, path):
+    v = d.get(key, default)
+    if isinstance(v, bool):
+        return v
+    if isinstance(v, str) and v.lower() in ("enable", "enabled", "true", "yes", "on", "disable", "disabled",
+                                             "false", "no", "off"):
+        return v.lower() in ("enable", "enabled", "true", "yes", "on")
+    raise WorkloadError("%r must be true or false" % key, path, value=v)
+
+
+def load_preset(name_or_path, gpus=None, tp=None, pp=None, dp=None, ep=None, micro_batches=None, gpu=None,
+                vpp=None, sp=None, zero=None, recompute=None):
     """A training preset (YAML) with optional overrides; DP is derived from the
     GPU count when not given.  Raises WorkloadError on impossible plans."""
     path = name_or_path if os.path.exists(str(name_or_path)) else os.path.join(PRESET_DIR, "%s.yaml" % name_or_path)
@@ -165,18 +180,21 @@ def load_preset(name_or_path, gpus=None, tp=None, pp=None, dp=None, ep=None, mic
     par = Parallel(tp=int(tp or _opt(p, "tp", 8, path)), pp=int(pp or _opt(p, "pp", 1, path)),
                    dp=int(dp or _opt(p, "dp", 1, path)), ep=int(ep or _opt(p, "ep", 1, path)),
                    micro_batches=int(micro_batches or _opt(p, "micro_batches", 1, path)),
-                   micro_batch_size=_opt(p, "micro_batch_size", 1, path))
+                   micro_batch_size=_opt(p, "micro_batch_size", 1, path),
+                   vpp=int(vpp or _opt(p, "vpp", 1, path)),
+                   sp=bool(_flag(p, "sp", False, path) if sp is None else sp))
     if gpus is not None and dp is None:
         if gpus % (par.tp * par.pp):
             raise WorkloadError("%d GPUs are not a multiple of TP x PP = %d" % (gpus, par.tp * par.pp), value=gpus)
         par = replace(par, dp=gpus // (par.tp * par.pp))
     if gpus is not None and par.gpus != gpus:
         raise WorkloadError("TP x PP x DP = %d does not match %d GPUs" % (par.gpus, gpus), value=gpus)
-    for k in ("tp", "pp", "dp", "ep", "micro_batches", "micro_batch_size"):
+    for k in ("tp", "pp", "dp", "ep", "micro_batches", "micro_batch_size", "vpp"):
         if getattr(par, k) < 1:
             raise WorkloadError("%s must be at least 1" % k, path, value=getattr(par, k))
     if model.layers % par.pp:
         raise WorkloadError("%d layers do not split into %d pipeline stages" % (model.layers, par.pp), path)
+    check_vpp(model.layers, par, path)
     if par.dp % par.ep:
         raise WorkloadError("EP %d must divide DP %d" % (par.ep, par.dp), path)
     if model.moe and model.experts % par.ep:
@@ -189,5 +207,25 @@ def load_preset(name_or_path, gpus=None, tp=None, pp=None, dp=None, ep=None, mic
     grad, act = _opt(tr, "grad_bytes", 2, path), _opt(tr, "act_bytes", 2, path)
     if bucket <= 0 or grad < 1 or act < 1:
         raise WorkloadError("bucket_mb, grad_bytes and act_bytes must be positive", path)
+    z = int(zero) if zero is not None else _opt(tr, "zero", 0, path)
+    if z not in (0, 1, 2):
+        raise WorkloadError("ZeRO stage must be 0, 1 or 2 (stage 3's per-layer parameter gathers are not "
+                            "modelled)", path, value=z)
+    rc = bool(_flag(tr, "recompute", False, path) if recompute is None else recompute)
     return Preset(model=model, parallel=par, gpu=GPUS[g.lower()], bucket_mb=bucket, grad_bytes=grad,
-                  act_bytes=act, extra=doc)
+                  act_bytes=act, extra=doc, zero=z, recompute=rc)
+
+
+def check_vpp(layers, par, path=None):
+    """Megatron's interleaved schedule: PP > 1, the layers split into PP x VPP chunks, the micro-batches
+    into groups of PP."""
+    if par.vpp == 1:
+        return
+    if par.pp < 2:
+        raise WorkloadError("virtual pipeline stages (VPP %d) need PP > 1" % par.vpp, path, value=par.vpp)
+    if layers % (par.pp * par.vpp):
+        raise WorkloadError("%d layers do not split into PP x VPP = %d model chunks" % (layers, par.pp * par.vpp),
+                            path, value=layers)
+    if par.micro_batches % par.pp:
+        raise WorkloadError("interleaved 1F1B needs the micro-batches (%d) to be a multiple of PP %d"
+                            % (par.micro_batches, par.pp), path, value=par.micro_batches)

@@ -20,10 +20,29 @@ layers add two EP all-to-alls per pass.  During the last micro-batch's backward 
 gradient bucket, once complete, starts a ring all-reduce over its DP group
 (non-blocking); the iteration ends when every stage finished and every
 all-reduce completed.  Iterations run back to back.
+
+Interleaved 1F1B (``parallel.vpp`` > 1, Megatron's schedule): each stage holds
+VPP model chunks of L / (PP x VPP) layers, chunk c of stage p being the
+(c PP + p)-th slice of the model; a forward of chunk c on the last stage sends
+its activation to chunk c + 1 on the first stage (and a backward of chunk c on
+the first stage its gradient to chunk c - 1 on the last one), so PP traffic
+grows VPP-fold while the bubble shrinks to (PP - 1) / (VPP x M) of the ideal
+time.  The order of forwards and backwards on each stage is Megatron's
+(``interleaved_1f1b``).  Each chunk's buckets start with its last backward.
+
+Sequence parallelism (``parallel.sp``) makes each TP all-reduce a
+reduce-scatter and an all-gather of the same bytes (same NVLink time and
+bytes, counted apart).  ZeRO 1 / 2 (``training.zero``) makes each DP bucket a
+reduce-scatter over the DP group; once a stage's reduce-scatters of a TP rank
+are done (the optimizer step on its shard) the same buckets are all-gathered
+(the updated parameters).  Recomputation (``training.recompute``) reruns the
+forward of every layer (compute, TP all-reduces and EP all-to-alls) before its
+backward.
 """
 from dataclasses import dataclass
 
-from .collectives import DEFAULT_CHUNK, DEFAULT_INFLIGHT, AllToAll, RingAllReduce, SendRecv, Transport
+from .collectives import (DEFAULT_CHUNK, DEFAULT_INFLIGHT, AllGather, AllToAll, ReduceScatter, RingAllReduce,
+                          SendRecv, Transport)
 from .models import WorkloadError
 
 
@@ -43,6 +62,66 @@ class IterationResult:
     def exposed_comm(self):
         """Fabric communication not hidden behind the busiest chain's work."""
         return max(0, self.time - self.compute)
+
+
+def interleaved_1f1b(pp, vpp, micro_batches, stage):
+    """Megatron's interleaved 1F1B order on ``stage``: a list of (kind "F"|"B", micro-batch, model chunk)
+    (``forward_backward_pipelining_with_interleaving``: warm-up forwards, then one forward and one backward,
+    then the remaining backwards; virtual micro-batch k runs chunk (k mod PP VPP) // PP, reversed for
+    backwards, on micro-batch PP (k // (PP VPP)) + k mod PP)."""
+    P, v, M = pp, vpp, micro_batches
+    total = M * v
+    if M == P:
+        warm = total
+    else:
+        warm = min((P - stage - 1) * 2 + (v - 1) * P, total)
+
+    def virt(k, forward):
+        c = (k % (P * v)) // P
+        if not forward:
+            c = v - 1 - c
+        return (k // (P * v)) * P + k % P, c
+    ops = [("F",) + virt(k, True) for k in range(warm)]
+    for k in range(total - warm):
+        ops.append(("F",) + virt(k + warm, True))
+        ops.append(("B",) + virt(k, False))
+    for k in range(total - warm, total):
+        ops.append(("B",) + virt(k, False))
+    return ops
+
+
+def pipeline_makespan(plans, pp, vpp, fwd, bwd, comm=0):
+    """Time to run per-stage ``plans`` ([(kind, mb, chunk)]) when a forward of a chunk takes ``fwd``, a
+    backward ``bwd`` and a stage-to-stage transfer ``comm``: (makespan, {stage: [(op, start, end)]})."""
+    done = {}
+    free = [0] * pp
+    pos = [0] * pp
+    out = {p: [] for p in range(pp)}
+    left = sum(len(x) for x in plans.values())
+    while left:
+        progress = False
+        for p in range(pp):
+            if pos[p] == len(plans[p]):
+                continue
+            kind, mb, c = plans[p][pos[p]]
+            if kind == "F":
+                dep = None if (p == 0 and c == 0) else ((p - 1, "F", mb, c) if p > 0 else (pp - 1, "F", mb, c - 1))
+            else:
+                dep = ((p, "F", mb, c) if (p == pp - 1 and c == vpp - 1) else
+                       (p + 1, "B", mb, c) if p < pp - 1 else (0, "B", mb, c + 1))
+            if dep is not None and dep not in done:
+                continue
+            ready = 0 if dep is None else done[dep] + (comm if dep[0] != p else 0)
+            t0 = max(free[p], ready)
+            t1 = t0 + (fwd if kind == "F" else bwd)
+            done[(p, kind, mb, c)] = free[p] = t1
+            out[p].append(((kind, mb, c), t0, t1))
+            pos[p] += 1
+            left -= 1
+            progress = True
+        if not progress:
+            raise WorkloadError("the pipeline schedule deadlocks")
+    return max(free), out
 
 
 class _Segment:
@@ -73,6 +152,10 @@ class TrainingJob:
             raise WorkloadError("the plan needs %d GPUs, the fabric has %d hosts" % (par.gpus, len(hosts)),
                                 value=par.gpus)
         self.gpu_ids = hosts[gpu_offset:gpu_offset + par.gpus]
+        self.vpp = int(getattr(par, "vpp", 1))
+        self.sp = bool(getattr(par, "sp", False))
+        self.zero = int(getattr(preset, "zero", 0))
+        self.recompute = bool(getattr(preset, "recompute", False))
         self.t = Transport(net, self.gps, preset.gpu.nvlink_gbps, int(preset.gpu.nvlink_latency_us * 1e6))
         self.chunk = int(chunk_bytes)
         self.inflight = int(max_inflight)
@@ -82,6 +165,9 @@ class TrainingJob:
         self._it = 0
         self.tp_allreduces = 0      # TP all-reduces run (each over the TP ranks of one (stage, replica))
         self.tp_bytes = 0           # their NVLink bytes, all GPUs (also in the transport's nvlink_bytes)
+        self.pp_bytes = 0           # activation / gradient bytes sent between stages (fabric)
+        self.pp_transfers = 0
+        self.dp_collectives = {}    # kind -> count of DP bucket collectives (per TP rank)
 
     # ------------------------------------------------------------ the plan
     def gpu(self, p, d, t):
@@ -98,6 +184,7 @@ class TrainingJob:
         m, par, g = self.m, self.par, self.pre.gpu
         b = par.micro_batch_size
         self.layers_per_stage = m.layers // par.pp
+        self.layers_per_chunk = self.layers_per_stage // self.vpp
         attn_f, mlp_f = m.layer_fwd_flops(b)
         act = b * m.seq * m.hidden * self.pre.act_bytes
         self.act_bytes = act
@@ -117,10 +204,10 @@ class TrainingJob:
         bucket_bytes = int(self.pre.bucket_mb * 1024 * 1024)
         self.buckets = []           # list of (layers_done_before_launch, bytes)
         acc, cnt = 0, 0
-        for i in range(self.layers_per_stage):
+        for i in range(self.layers_per_chunk):
             acc += per_layer
             cnt += 1
-            if acc >= bucket_bytes or i == self.layers_per_stage - 1:
+            if acc >= bucket_bytes or i == self.layers_per_chunk - 1:
                 self.buckets.append((cnt, acc))
                 acc, cnt = 0, 0
         emb = m.vocab * m.hidden * grad // par.tp
@@ -130,8 +217,16 @@ class TrainingJob:
             last = p == par.pp - 1
             layers = self.layers_per_stage
             f = layers * (self.attn_c + self.mlp_c + 2 * tp_ar) + (self.logits_fwd if last else 0)
-            bwd = layers * (2 * (self.attn_c + self.mlp_c) + 2 * tp_ar) + (2 * self.logits_fwd if last else 0)
+            r = 1 if self.recompute else 0
+            bwd = (layers * ((2 + r) * (self.attn_c + self.mlp_c) + (2 + 2 * r) * tp_ar)
+                   + (2 * self.logits_fwd if last else 0))
             self.compute_per_mb[p] = (f, bwd)     # forward, backward of one micro-batch (TP all-reduces included)
+
+    def _vops(self, p):
+        """The order of (kind, micro-batch, chunk) on stage p: 1F1B, or interleaved 1F1B with VPP > 1."""
+        if self.vpp > 1:
+            return interleaved_1f1b(self.par.pp, self.vpp, self.par.micro_batches, p)
+        return [(k, mb, 0) for k, mb in self._ops(p)]
 
     def _ops(self, p):
         """1F1B order of the micro-batches on stage p."""
@@ -149,38 +244,48 @@ class TrainingJob:
             bwd += 1
         return ops
 
-    def _segments(self, p, kind, mb):
+    def _segments(self, p, kind, mb, chunk=0):
         """Segments of one op: compute blocks, EP all-to-alls, bucket launches."""
         m, par = self.m, self.par
+        first = p == 0 and chunk == 0
+        final = p == par.pp - 1 and chunk == self.vpp - 1
         last_b = kind == "B" and mb == par.micro_batches - 1
         mult = 1 if kind == "F" else 2
         segs = []
-        if kind == "B" and p == par.pp - 1:
-            segs.append(_Segment("compute", mult * self.logits_fwd))
-        layer_order = range(self.layers_per_stage) if kind == "F" else reversed(range(self.layers_per_stage))
+        if kind == "B" and final:
+            segs.append(_Segment("compute", 2 * self.logits_fwd))
+        layer_order = range(self.layers_per_chunk) if kind == "F" else reversed(range(self.layers_per_chunk))
         done_layers = 0
         bucket_i = 0
         need = self.buckets[0][0] if self.buckets else None
         ar = self.tp_ar
         for li in layer_order:
+            if kind == "B" and self.recompute:      # the layer's forward again, then its backward
+                if m.moe and par.ep > 1:
+                    segs.append(_Segment("compute", self.attn_c + ar, 1))
+                    segs.append(_Segment("a2a", ("R", mb, li, 0, chunk)))
+                    segs.append(_Segment("compute", self.mlp_c + ar, 1))
+                    segs.append(_Segment("a2a", ("R", mb, li, 1, chunk)))
+                else:
+                    segs.append(_Segment("compute", self.attn_c + self.mlp_c + 2 * ar, 2))
             # a pass over a block is its compute (x2 backward) and one TP all-reduce
             if m.moe and par.ep > 1:
                 segs.append(_Segment("compute", mult * self.attn_c + ar, 1))
-                segs.append(_Segment("a2a", (kind, mb, li, 0)))
+                segs.append(_Segment("a2a", (kind, mb, li, 0, chunk)))
                 segs.append(_Segment("compute", mult * self.mlp_c + ar, 1))
-                segs.append(_Segment("a2a", (kind, mb, li, 1)))
+                segs.append(_Segment("a2a", (kind, mb, li, 1, chunk)))
             else:
                 segs.append(_Segment("compute", mult * (self.attn_c + self.mlp_c) + 2 * ar, 2))
             if last_b:
                 done_layers += 1
                 if done_layers == need:
-                    segs.append(_Segment("bucket", bucket_i))
+                    segs.append(_Segment("bucket", bucket_i if self.vpp == 1 else (chunk, bucket_i)))
                     bucket_i += 1
                     done_layers = 0
                     need = self.buckets[bucket_i][0] if bucket_i < len(self.buckets) else None
-        if kind == "F" and p == par.pp - 1:
+        if kind == "F" and final:
             segs.append(_Segment("compute", self.logits_fwd))
-        if last_b and (p == 0 or p == par.pp - 1):
+        if last_b and (first or final):
             segs.append(_Segment("bucket", "emb"))
         return segs
 
@@ -206,7 +311,19 @@ class TrainingJob:
                 self._pos[(p, d)] = 0
                 self._busy[(p, d)] = 0
                 self._tp_busy[(p, d)] = 0
-        self._plans = {p: self._ops(p) for p in range(par.pp)}
+        self._plans = {p: self._vops(p) for p in range(par.pp)}
+        self._zero_left = {}        # (p, t) -> DP reduce-scatters still to finish before the all-gathers
+        self._zero_bufs = {}        # (p, t) -> buffers all-gathered after them
+        if self.zero and par.dp > 1:
+            for p in range(par.pp):
+                bufs = []
+                for c in range(self.vpp):
+                    bufs += [b for _, b in self.buckets if b > 0]
+                    if ((p == 0 and c == 0) or (p == par.pp - 1 and c == self.vpp - 1)) and self.emb_bytes > 0:
+                        bufs.append(self.emb_bytes)
+                for t in range(par.tp):
+                    self._zero_left[(p, t)] = len(bufs)
+                    self._zero_bufs[(p, t)] = bufs
         for p in range(par.pp):
             for d in range(par.dp):
                 self._next_op(p, d)
@@ -218,25 +335,25 @@ class TrainingJob:
             self._ops_left -= 1
             self._maybe_end()
             return
-        kind, mb = ops[i]
+        kind, mb, c = ops[i]
         need = None
-        if kind == "F" and p > 0:
-            need = ("F", mb)
-        elif kind == "B" and p < self.par.pp - 1:
-            need = ("B", mb)
+        if kind == "F" and not (p == 0 and c == 0):
+            need = ("F", mb, c)
+        elif kind == "B" and not (p == self.par.pp - 1 and c == self.vpp - 1):
+            need = ("B", mb, c)
         if need is not None and self._arrived.get((p, d) + need, 0) < self.par.tp:
             self._waiting[(p, d)] = need
             return
-        self._run_segments(p, d, kind, mb, self._segments(p, kind, mb), 0)
+        self._run_segments(p, d, kind, mb, self._segments(p, kind, mb, c), 0, c)
 
-    def _deliver(self, p, d, kind, mb):
-        key = (p, d, kind, mb)
+    def _deliver(self, p, d, kind, mb, c=0):
+        key = (p, d, kind, mb, c)
         self._arrived[key] = self._arrived.get(key, 0) + 1
-        if self._arrived[key] == self.par.tp and self._waiting.get((p, d)) == (kind, mb):
+        if self._arrived[key] == self.par.tp and self._waiting.get((p, d)) == (kind, mb, c):
             del self._waiting[(p, d)]
             self._next_op(p, d)
 
-    def _run_segments(self, p, d, kind, mb, segs, k):
+    def _run_segments(self, p, d, kind, mb, segs, k, c=0):
         while k < len(segs):
             s = segs[k]
             if s.kind == "compute":
@@ -247,30 +364,38 @@ class TrainingJob:
                     self.tp_bytes += s.tp * self.tp_ar_bytes
                 if s.arg > 0:
                     self._busy[(p, d)] += s.arg
-                    self.net.schedule(s.arg, lambda: self._run_segments(p, d, kind, mb, segs, k + 1))
+                    self.net.schedule(s.arg, lambda: self._run_segments(p, d, kind, mb, segs, k + 1, c))
                     return
             elif s.kind == "a2a":
-                self._a2a(p, d, s.arg, lambda: self._run_segments(p, d, kind, mb, segs, k + 1))
+                self._a2a(p, d, s.arg, lambda: self._run_segments(p, d, kind, mb, segs, k + 1, c))
                 return
             else:
-                self._bucket(p, d, s.arg)
+                self._bucket(p, d, s.arg, c)
             k += 1
-        self._op_done(p, d, kind, mb)
+        self._op_done(p, d, kind, mb, c)
 
-    def _op_done(self, p, d, kind, mb):
-        par = self.par
-        if kind == "F" and p < par.pp - 1:
-            self._p2p(p, d, p + 1, "F", mb)
-        elif kind == "B" and p > 0:
-            self._p2p(p, d, p - 1, "B", mb)
+    def _op_done(self, p, d, kind, mb, c=0):
+        par, v = self.par, self.vpp
+        if kind == "F":
+            if p < par.pp - 1:
+                self._p2p(p, d, p + 1, "F", mb, c)
+            elif c < v - 1:
+                self._p2p(p, d, 0, "F", mb, c + 1)
+        else:
+            if p > 0:
+                self._p2p(p, d, p - 1, "B", mb, c)
+            elif c > 0:
+                self._p2p(p, d, par.pp - 1, "B", mb, c - 1)
         self._pos[(p, d)] += 1
         self._next_op(p, d)
 
-    def _p2p(self, p, d, q, kind, mb):
+    def _p2p(self, p, d, q, kind, mb, c=0):
         size = self.act_bytes // self.par.tp
         for t in range(self.par.tp):
+            self.pp_transfers += 1
+            self.pp_bytes += size
             SendRecv(self.t, [self.gpu(p, d, t), self.gpu(q, d, t)], size,
-                     on_done=lambda c: self._deliver(q, d, kind, mb),
+                     on_done=lambda x: self._deliver(q, d, kind, mb, c),
                      chunk_bytes=self.chunk, max_inflight=self.inflight).start()
 
     def _a2a(self, p, d, key, cont):
@@ -296,26 +421,41 @@ class TrainingJob:
         for c in colls:
             c.ready(d - group * par.ep)
 
-    def _bucket(self, p, d, which):
+    def _bucket(self, p, d, which, chunk=0):
         par = self.par
         if which == "emb":
             nbytes = self.emb_bytes
         else:
-            nbytes = self.buckets[which][1]
+            nbytes = self.buckets[which if self.vpp == 1 else which[1]][1]
         if par.dp == 1 or nbytes == 0:
             return
-        ck = ("ar", p, which)
+        ck = ("ar", p, chunk, which)
         colls = self._colls.get(ck)
         if colls is None:
             colls = []
+            kind = ReduceScatter if self.zero else RingAllReduce
+            self.dp_collectives[kind.name] = self.dp_collectives.get(kind.name, 0) + par.tp
             for t in range(par.tp):
                 self._colls_left += 1
-                colls.append(RingAllReduce(self.t, [self.gpu(p, x, t) for x in range(par.dp)], nbytes,
-                                           on_done=self._coll_done, chunk_bytes=self.chunk,
-                                           max_inflight=self.inflight))
+                done = self._coll_done if not self.zero else (lambda c, p=p, t=t: self._zero_rs_done(p, t, c))
+                colls.append(kind(self.t, [self.gpu(p, x, t) for x in range(par.dp)], nbytes,
+                                  on_done=done, chunk_bytes=self.chunk, max_inflight=self.inflight))
             self._colls[ck] = colls
         for c in colls:
             c.ready(d)
+
+    def _zero_rs_done(self, p, t, c):
+        """ZeRO 1/2: after the last gradient reduce-scatter of (stage, TP rank), the optimizer step on each
+        shard, then the updated parameters all-gathered, bucket by bucket."""
+        self._zero_left[(p, t)] -= 1
+        if self._zero_left[(p, t)] == 0:
+            bufs = self._zero_bufs[(p, t)]
+            self.dp_collectives["allgather"] = self.dp_collectives.get("allgather", 0) + len(bufs)
+            for nbytes in bufs:
+                self._colls_left += 1
+                AllGather(self.t, [self.gpu(p, x, t) for x in range(self.par.dp)], nbytes, on_done=self._coll_done,
+                          chunk_bytes=self.chunk, max_inflight=self.inflight).start()
+        self._coll_done(c)
 
     def _coll_done(self, c):
         self._colls_left -= 1
@@ -346,5 +486,10 @@ class TrainingJob:
             "fabric_bytes": self.t.fabric_bytes, "nvlink_bytes": self.t.nvlink_bytes,
             "tp_allreduce_bytes": self.tp_bytes, "tp_allreduces": self.tp_allreduces,
             "tp_activation_bytes": self.act_bytes,
+            "vpp": self.vpp, "sequence_parallel": self.sp, "zero": self.zero, "recompute": self.recompute,
+            "tp_collectives": ({"reducescatter": self.tp_allreduces, "allgather": self.tp_allreduces} if self.sp
+                               else {"allreduce": self.tp_allreduces}),
+            "dp_collectives": dict(self.dp_collectives),
+            "pp_bytes": self.pp_bytes, "pp_transfers": self.pp_transfers,
             "fabric_flows": self.t.fabric_flows,
         }
