@@ -84,20 +84,13 @@ class Timeline:
 
     def messages(self, net):
         """Every message of every connection (``Network.message``), and the one-shot flows."""
-        i = 0
         conns = set()
-        while True:
-            try:
-                m = net.message(i)
-            except (IndexError, KeyError, AttributeError, WormholeError):
-                break
-            i += 1
-            conns.add(int(m.conn))
-            if m.done < 0:
+        for m in net.messages:
+            conns.add(int(m["connection"]))
+            if m["done"] < 0:
                 continue
-            f = net.flow(m.conn)
-            self.span("connections", "%d->%d" % (f.src, f.dst), "%d B" % m.size, m.posted, m.done, cat="message",
-                      bytes=int(m.size), conn=int(m.conn))
+            self.span("connections", "%d->%d" % (m["src"], m["dst"]), "%d B" % m["size"], int(m["posted"]),
+                      int(m["done"]), cat="message", bytes=int(m["size"]), conn=int(m["connection"]))
         res = net.results
         for r in res:
             if int(r["id"]) in conns or r["finish"] < 0:

@@ -793,15 +793,9 @@ def drive(net, done, step=100 * 1000 * 1000):
     """Run ``net`` until ``done()`` or nothing is left, in slices of ``step`` ps: a
     persistent connection's congestion-control timers (DCQCN's) keep the event
     heap busy after the last message, so ``net.run()`` alone would not return.
-    Uses ``Network.peek()`` where the API has it, else the kernel's next event
-    time (private)."""
-    peek = getattr(net, "peek", None)
+    Uses ``Network.peek()`` (None when nothing is left)."""
     while not done():
-        if peek is not None:
-            nxt = peek()
-        else:
-            nxt = net._kernel.next_event_time()
-            nxt = None if nxt < 0 else nxt
+        nxt = net.peek()
         if nxt is None:
             return
         net.run(until=max(nxt, net.now) + step)

@@ -345,16 +345,9 @@ def network_connections(net):
     index = {h: i for i, h in enumerate(hosts)}
     res = net.results
     conns, persistent = [], set()
-    i = 0
-    while True:
-        try:
-            m = net.message(i)
-        except (IndexError, KeyError, AttributeError, WormholeError):
-            break
-        i += 1
-        persistent.add(int(m.conn))
-        f = res[m.conn]
-        conns.append(Connection(index[int(f["src"])], index[int(f["dst"])], int(m.size), int(m.posted)))
+    for m in net.messages:
+        persistent.add(int(m["connection"]))
+        conns.append(Connection(index[int(m["src"])], index[int(m["dst"])], int(m["size"]), int(m["posted"])))
     for r in res:
         if int(r["id"]) in persistent:
             continue
