@@ -25,7 +25,7 @@ connections at the times they started, so a run of ours can be replayed in htsim
 """
 from dataclasses import dataclass, field
 
-from ..errors import NotAvailableError, WormholeError, read_text
+from ..errors import NotAvailableError, read_text
 from .models import WorkloadError
 
 
