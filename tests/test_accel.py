@@ -481,8 +481,10 @@ def test_fidelity_pairs_messages_by_connection_size_and_position():
     one = [[0, 100, 0, 10 * us], [0, 200, 1 * us, 30 * us], [1, 100, 0, 12 * us], [0, 100, 2 * us, 40 * us]]
     # the other run: the 200-byte message was posted first on connection 0, and ids differ
     two = [[1, 100, 0, 12 * us], [0, 200, 0, 20 * us], [0, 100, 1 * us, 31 * us], [0, 100, 2 * us, 40 * us]]
-    a = message_fct(SimpleNamespace(_messages=one))
-    b = message_fct(SimpleNamespace(_messages=two))
+    def table(rows):
+        return [dict(connection=c, size=n, posted=p, done=d) for c, n, p, d in rows]
+    a = message_fct(SimpleNamespace(messages=table(one)))
+    b = message_fct(SimpleNamespace(messages=table(two)))
     # (conn 0, 100 B) #0, #1, (conn 0, 200 B) #0, (conn 1, 100 B) #0
     assert list(a) == [10 * us, 10 * us, 20 * us, 12 * us]
     assert list(b) == [11 * us, 9 * us, 20 * us, 12 * us]

@@ -58,6 +58,7 @@ def test_rank_pairing_ignores_swapped_roles():
         pass
     a = Run()
     a.results = {"size": np.array([10, 10, 10, 20])}
+    a.messages = []                               # flows, not messages on connections
     ff = np.array([1.0, 2.0, 3.0, 5.0])
     fa = np.array([3.0, 1.0, 2.0, 5.0])          # the same FCTs of one size, in another order
     assert rank_paired(a, a, ff, fa)["max_pct"] == 0

@@ -43,7 +43,7 @@ def test_collective_bytes_and_steps(cls, steps, frac):
     assert c.steps == steps
     assert c.sent_bytes == [int(frac * S)] * 4          # e.g. all-reduce: 2(N-1)/N of the buffer per rank
     assert t.fabric_bytes == sum(c.sent_bytes) and t.nvlink_bytes == 0
-    assert all(m.done > 0 for m in map(net.message, range(len(net._messages))))
+    assert (net.messages["done"] > 0).all()
 
 
 def test_broadcast_and_sendrecv_bytes():

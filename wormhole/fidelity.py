@@ -67,7 +67,8 @@ def message_table(net):
     keys are (connection, size, k-th message of that size on it)."""
     keys, fct, heads = [], [], []
     last_done, count = {}, {}
-    for conn, size, posted, done in net._messages:
+    for m in net.messages:
+        conn, size, posted, done = int(m["connection"]), int(m["size"]), int(m["posted"]), int(m["done"])
         head = max(posted, last_done.get(conn, posted))
         fct.append(done - head if done >= 0 else -1)
         heads.append(head)
@@ -138,8 +139,7 @@ def accounting(sf, sa):
 
 def _describe(net, i, n):
     """(connection or flow, src, dst, size, start ps) of the i-th compared item of ``net``."""
-    msgs = getattr(net, "_messages", None)
-    if msgs:
+    if len(net.messages):
         keys, _, heads = message_table(net)
         conn, size, k = keys[i]
         r = net.flow(conn)
@@ -158,10 +158,7 @@ def worst_messages(nf, ff, fa, n=10):
     for i in np.argsort(-err, kind="stable")[:n]:
         if err[i] < 0:
             break
-        try:
-            d = _describe(nf, int(i), len(ff))
-        except Exception:           # a run object without message records (never in practice)
-            d = {"index": int(i)}
+        d = _describe(nf, int(i), len(ff))
         d.update(fct_full_us=float(ff[i]) / 1e6, fct_other_us=float(fa[i]) / 1e6, err_pct=100 * float(err[i]))
         out.append(d)
     return out
@@ -174,8 +171,7 @@ def rank_paired(nf, na, ff, fa):
     of two ring neighbours sharing a link is held back), the per-message error
     counts the swap and this one does not: it compares the distributions."""
     sizes = None
-    msgs = getattr(nf, "_messages", None)
-    if msgs:
+    if len(nf.messages):
         sizes = np.array([k[1] for k in message_table(nf)[0]])
     elif hasattr(nf, "results"):
         sizes = np.asarray(nf.results["size"])
