@@ -19,6 +19,7 @@ reference simulator (C++, -O3) processes 1.0-2.2 M events/s on a 2-core machine
 """
 import argparse
 import json
+import os
 import random
 import statistics
 import sys
@@ -56,6 +57,45 @@ def fattree_permutation(cc="none", seed=1):
 
 
 SCENARIOS = {"incast16_10MB": incast, "fattree8_permutation_1MB": fattree_permutation}
+# reference inputs (tests/data/hpcc-ns3-runs, present in a source checkout): run once with their own config
+REFERENCE_RUNS = ("incast8_hpcc", "ring_intra_dcqcn")
+_REF_DIR = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "tests", "data", "hpcc-ns3-runs")
+
+
+def reference_run(case):
+    """A builder for one reference input folder (config.txt naming TOPOLOGY_FILE and FLOW_FILE)."""
+    def build(cc=None):
+        cfg = wh.Config.from_file(os.path.join(_REF_DIR, case, "config.txt"))
+        net = wh.Network(cfg.files["TOPOLOGY_FILE"], cfg)
+        for f in wh.read_flows(cfg.files["FLOW_FILE"], net.topology):
+            net.send(f.src, f.dst, f.size, at=f.start_ps, pg=f.pg, dport=f.dport)
+        return net
+    return build
+
+
+# columns of the per-kind table: events per data packet sent by the NICs
+KIND_COLUMNS = ("tx_data", "tx_ctrl", "arr_data", "arr_ctrl", "nic_wake", "cc_timer", "rto", "other", "stale")
+# sub-counts, not additive: transmissions done after which the port stays idle, NIC wake-ups that sent nothing
+IDLE_COLUMNS = ("txd_idle", "wake_idle")
+
+
+def events_per_packet(st):
+    """Events per data packet sent by the NICs, by kind: transmissions done and arrivals split into data and
+    control (ACK/NACK/PFC) packets, NIC wake-ups, CC and retransmission timers, everything else (flow
+    starts, user callbacks, samples, skip ends, message notes), and stale pops (superseded tokens; those of
+    NIC wake-ups, skip ends and message notes are not in ``events``, those of CC timers and RTOs are)."""
+    k = st["events_by_kind"]
+    n = max(1, st["data_packets"])
+    named = {
+        "tx_data": k["tx_done"] - st["tx_done_ctrl"], "tx_ctrl": st["tx_done_ctrl"],
+        "arr_data": k["arrive"] - st["arrive_ctrl"], "arr_ctrl": st["arrive_ctrl"],
+        "nic_wake": k["nic_wake"], "cc_timer": k["cc_timer"], "rto": k["rto"],
+    }
+    named["other"] = st["events"] - sum(named.values())
+    named["stale"] = st["stale_events"]
+    named["txd_idle"] = st["tx_done_idle"]
+    named["wake_idle"] = st["nic_wake_idle"]
+    return {c: named[c] / n for c in KIND_COLUMNS + IDLE_COLUMNS}
 
 
 def measure(name, build, repeat, cc="none"):
@@ -71,11 +111,18 @@ def measure(name, build, repeat, cc="none"):
         "scenario": name,
         "cc": cc,
         "events": st["events"],
+        "events_by_kind": st["events_by_kind"],
+        "stale_by_kind": st["stale_by_kind"],
+        "pops_by_kind": st["pops_by_kind"],
+        "events_per_data_packet": round(st["events"] / max(1, st["data_packets"]), 4),
+        "per_data_packet": {c: round(v, 4) for c, v in events_per_packet(st).items()},
         "wall_seconds": round(wall, 4),
+        "walls": [round(w, 4) for w in walls],
         "events_per_second": round(st["events"] / wall),
         "flows": st["flows"],
         "flows_completed": st["flows_completed"],
         "data_packets": st["data_packets"],
+        "ctrl_packets": st["ctrl_packets"],
         "sim_time_us": st["sim_time_ps"] / 1e6,
         "pfc_pauses": st["pfc_pauses"],
         "drops": st["drops"],
@@ -83,28 +130,43 @@ def measure(name, build, repeat, cc="none"):
     }
 
 
+def _table_header():
+    return ("%-26s %-6s %9s %6s " % ("scenario", "cc", "data pkts", "ev/pkt")
+            + " ".join("%8s" % c for c in KIND_COLUMNS + IDLE_COLUMNS) + " %8s %7s" % ("wall s", "Mev/s"))
+
+
+def _table_row(r):
+    return ("%-26s %-6s %9d %6.3f " % (r["scenario"], r["cc"], r["data_packets"], r["events_per_data_packet"])
+            + " ".join("%8.3f" % r["per_data_packet"][c] for c in KIND_COLUMNS + IDLE_COLUMNS)
+            + " %8.3f %7.2f" % (r["wall_seconds"], r["events_per_second"] / 1e6))
+
+
 def kernel_main(argv=None):
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--repeat", type=int, default=3)
     ap.add_argument("--json", action="store_true", help="one JSON object per scenario")
-    ap.add_argument("--only", choices=sorted(SCENARIOS))
+    ap.add_argument("--only", choices=sorted(SCENARIOS) + list(REFERENCE_RUNS))
     ap.add_argument("--cc", default="all", help="none, dcqcn, hpcc, timely, dctcp or all (default)")
+    ap.add_argument("--no-reference", action="store_true", help="skip the reference inputs (tests/data)")
     args = ap.parse_args(argv)
     ccs = ["none", "dcqcn", "hpcc", "timely", "dctcp"] if args.cc == "all" else [args.cc]
-    for name, build in SCENARIOS.items():
+    runs = [(name, build, cc) for name, build in SCENARIOS.items() for cc in ccs]
+    if not args.no_reference and os.path.isdir(_REF_DIR):
+        runs += [(case, reference_run(case), case.rsplit("_", 1)[1]) for case in REFERENCE_RUNS]
+    if not args.json:
+        print("events per data packet sent, by kind (tx = transmission done, arr = arrival, data / ctrl = "
+              "ACK, NACK, PFC packets; stale = superseded timer pops; txd_idle, wake_idle: of those, the ones after which the port stays idle); "
+              "wall-clock median of %d" % max(1, args.repeat))
+        print(_table_header())
+    for name, build, cc in runs:
         if args.only and name != args.only:
             continue
-        for cc in ccs:
-            r = measure(name, build, max(1, args.repeat), cc)
-            if args.json:
-                print(json.dumps(r, sort_keys=True))
-            else:
-                print("%-26s %-6s %10d events %7.3f s %6.2f M events/s  (%d flows, %.1f us simulated, "
-                      "%d PFC pauses, median of %d)"
-                      % (name, cc, r["events"], r["wall_seconds"], r["events_per_second"] / 1e6, r["flows"],
-                         r["sim_time_us"], r["pfc_pauses"], r["repeat"]))
-            sys.stdout.flush()
-
+        r = measure(name, build, max(1, args.repeat), cc)
+        if args.json:
+            print(json.dumps(r, sort_keys=True))
+        else:
+            print(_table_row(r))
+        sys.stdout.flush()
 
 
 class _Parser(argparse.ArgumentParser):
@@ -140,6 +202,8 @@ def _workload_parser():
     ap.add_argument("--ep", type=int)
     ap.add_argument("--micro-batches", type=int)
     ap.add_argument("--vpp", type=int, help="virtual pipeline stages per stage: Megatron's interleaved 1F1B")
+    ap.add_argument("--nccl-algo", choices=("ring", "tree", "auto"), default="ring",
+                    help="DP all-reduce algorithm: NCCL ring (default), double binary tree, or auto (NCCL's tuner)")
     ap.add_argument("--recompute", action="store_true", help="full activation recomputation before each backward")
     ap.add_argument("--iterations", type=int, default=1)
     ap.add_argument("--layers", type=int, help="override the model's layer count (quick runs)")
@@ -227,9 +291,11 @@ def run_workload(args, keep=None):
             if args.layers < chunks or args.layers % chunks:
                 raise wh.WormholeError("--layers must be a multiple of PP x VPP", value=args.layers)
             pre.model = replace(pre.model, layers=args.layers)
-        if (pre.parallel.vpp > 1 or pre.zero) and (getattr(args, "chakra_out", None) or timeline):
-            raise wh.WormholeError("--chakra-out and --timeline do not write interleaved (VPP) or ZeRO schedules yet")
-        job = TrainingJob(net, pre, chunk_bytes=chunk, iterations=args.iterations)
+        if (pre.parallel.vpp > 1 or pre.zero or job.nccl_algo != "ring") and (getattr(args, "chakra_out", None) or timeline):
+            raise wh.WormholeError("--chakra-out and --timeline do not write interleaved (VPP), ZeRO or tree "
+                                   "schedules yet")
+        job = TrainingJob(net, pre, chunk_bytes=chunk, iterations=args.iterations,
+                          nccl_algo=getattr(args, "nccl_algo", "ring"))
     out_files, plan = {}, None
     if getattr(args, "chakra_out", None) and args.model not in ("simai", "chakra"):
         from .workload.chakra import chakra_files

@@ -482,6 +482,12 @@ ctypedef struct Sim:
     # statistics
     int64_t events[10]  # events processed by kind
     int64_t stale_events   # cancelled wake-ups popped and ignored
+    int64_t pops[10]    # heap pops by event kind (processed, stale, chained flow-start phases, virtual-time notes)
+    int64_t stale_by[10]   # stale pops by event kind (a superseded token: the event was re-armed or cancelled)
+    int64_t tx_ctrl     # transmissions (start_tx, hence EV_TX_DONE) of control packets (ACK, NACK, PFC)
+    int64_t arrive_ctrl # EV_ARRIVE events of control packets (ACK, NACK, PFC)
+    int64_t txdone_idle # EV_TX_DONE events after which the port stays idle (nothing to send next)
+    int64_t wake_idle   # EV_NIC_WAKE events (not stale) that sent no packet
     int64_t data_pkts   # data packets sent by NICs
     int64_t ctrl_pkts   # ACK/NACK packets sent
     int64_t drops       # packets dropped (buffer overflow)

@@ -120,6 +120,8 @@ cdef inline void start_tx(Sim* s, int32_t port, int32_t pk) noexcept nogil:
     cdef int64_t tx = wh_tx_time_ps(s.pkts[pk].size, pt.rate_bps, s.p.quantum)
     pt.busy = 1
     pt.tx_packets += 1
+    if s.pkts[pk].kind != PK_DATA:
+        s.tx_ctrl += 1
     if heap_push(s, s.now + tx, EV_TX_DONE, port, 0) != 0:
         s.fail = 1
     if heap_push(s, s.now + tx + pt.delay_ps, EV_ARRIVE, pt.peer, pk) != 0:
@@ -249,6 +251,7 @@ cdef void rto_fire(Sim* s, int32_t fi, int64_t token) noexcept nogil:
     acknowledgement progress for a whole timeout, go back to snd_una."""
     cdef Flow* f = &s.flows[fi]
     if token != f.rto_token:
+        s.stale_by[<int>EV_RTO] += 1     # counted among the events too (as a stale DCQCN timer is)
         return
     f.rto_armed = 0
     if f.finish >= 0:
@@ -384,6 +387,7 @@ cdef void cc_timer_fire(Sim* s, int32_t fi, int64_t b) noexcept nogil:
     cdef Flow* f = &s.flows[fi]
     if (b >> 2) != st.tok[kind]:
         s.stale_events += 1
+        s.stale_by[<int>EV_CC_TIMER] += 1
         return
     if kind == TM_ALPHA:
         dcqcn_alpha_update(st, &s.cc)
@@ -676,21 +680,32 @@ cdef int run_loop(Sim* s, int64_t until, int32_t* user) noexcept nogil:
             s.budget -= 1
         e = heap_pop(s)
         s.now = e.t
+        s.pops[e.kind] += 1
         if e.kind == EV_TX_DONE:
             s.ports[e.a].busy = 0
             if s.is_switch[s.ports[e.a].node]:
                 switch_try_send(s, e.a)
             else:
                 nic_try_send(s, e.a)
+            if not s.ports[e.a].busy:
+                s.txdone_idle += 1
         elif e.kind == EV_ARRIVE:
+            if s.pkts[e.b].kind != PK_DATA:
+                s.arrive_ctrl += 1
             on_arrive(s, e.a, <int32_t>e.b)
         elif e.kind == EV_NIC_WAKE:
             if e.b != s.ports[e.a].wake_token:
                 s.stale_events += 1
+                s.stale_by[<int>EV_NIC_WAKE] += 1
                 continue
             s.ports[e.a].wake_t = -1
             s.ports[e.a].wakes_pending += 1
-            nic_try_send(s, e.a)
+            if s.ports[e.a].busy:
+                s.wake_idle += 1        # nothing can start: the TX_DONE ahead will try again
+            else:
+                nic_try_send(s, e.a)
+                if not s.ports[e.a].busy:
+                    s.wake_idle += 1
         elif e.kind == EV_FLOW_START:
             if e.b < 2:
                 # The reference starts a queue pair two events after its start
@@ -715,6 +730,7 @@ cdef int run_loop(Sim* s, int64_t until, int32_t* user) noexcept nogil:
                 skip_end(s, e.a, True)
             else:
                 s.stale_events += 1
+                s.stale_by[<int>EV_SKIP_END] += 1
                 continue
         elif e.kind == EV_MSG_NOTE and e.b < 0:     # a delivery at virtual time: not an event of a full run
             rcv_note_due(s, e.a, -1 - e.b)
@@ -726,6 +742,7 @@ cdef int run_loop(Sim* s, int64_t until, int32_t* user) noexcept nogil:
         elif e.kind == EV_MSG_NOTE:
             if not msg_note_due(s, e.a, e.b):
                 s.stale_events += 1
+                s.stale_by[<int>EV_MSG_NOTE] += 1
                 continue
         else:
             s.events[<int>EV_USER] += 1
@@ -1449,6 +1466,12 @@ cdef class Kernel:
             "events": sum(by_kind.values()),
             "events_by_kind": by_kind,
             "stale_events": s.stale_events,
+            "stale_by_kind": {EVENT_NAMES[k]: s.stale_by[k] for k in range(<int>N_EVENT_KINDS)},
+            "pops_by_kind": {EVENT_NAMES[k]: s.pops[k] for k in range(<int>N_EVENT_KINDS)},
+            "tx_done_ctrl": s.tx_ctrl,
+            "arrive_ctrl": s.arrive_ctrl,
+            "tx_done_idle": s.txdone_idle,
+            "nic_wake_idle": s.wake_idle,
             "data_packets": s.data_pkts,
             "ctrl_packets": s.ctrl_pkts,
             "drops": s.drops,

@@ -1,0 +1,69 @@
+"""Event counts by kind (net.stats, bench.kernel's per-packet table): behaviour only, no speed."""
+import pytest
+
+import wormhole as wh
+from wormhole.bench import KIND_COLUMNS, events_per_packet, measure
+
+
+def _incast(cc):
+    net = wh.Network(wh.star(5), wh.Config(cc="none") if cc == "none" else wh.Config.preset(cc))
+    for i in range(4):
+        net.send(i, 4, 200_000)
+    net.run()
+    return net
+
+
+@pytest.mark.parametrize("cc", ["none", "dcqcn", "hpcc", "timely", "dctcp"])
+def test_kinds_add_up(cc):
+    st = _incast(cc).stats
+    k = st["events_by_kind"]
+    assert st["events"] == sum(k.values())
+    pops = st["pops_by_kind"]
+    stale = st["stale_by_kind"]
+    for name in k:
+        assert stale[name] <= pops[name]
+        assert k[name] <= pops[name]
+    # stale NIC wake-ups, skip ends and message notes are not events; stale CC timers and RTOs are
+    assert st["stale_events"] == sum(stale[n] for n in ("nic_wake", "cc_timer", "skip_end", "msg_note"))
+    assert pops["nic_wake"] == k["nic_wake"] + stale["nic_wake"]
+    assert pops["tx_done"] == k["tx_done"] and pops["arrive"] == k["arrive"]
+    # two chained phases per flow start are popped before the counted one
+    assert pops["flow_start"] == 3 * k["flow_start"]
+    # every transmission done has its arrival (no drops, no corruption here)
+    assert st["drops"] == 0
+    assert k["tx_done"] == k["arrive"]
+    assert st["tx_done_ctrl"] == st["arrive_ctrl"]
+    assert 0 <= st["tx_done_idle"] <= k["tx_done"]
+    assert 0 <= st["nic_wake_idle"] <= k["nic_wake"]
+
+
+def test_one_switch_hop_counts_per_packet():
+    """Star, fixed rate: a data packet and its ACK each cross two links, so 2 tx + 2 arrivals each."""
+    st = _incast("none").stats
+    assert st["data_packets"] == st["ctrl_packets"]
+    per = events_per_packet(st)
+    for c in ("tx_data", "tx_ctrl", "arr_data", "arr_ctrl"):
+        assert per[c] == pytest.approx(2.0)
+    assert per["nic_wake"] == 0 and per["cc_timer"] == 0 and per["stale"] == 0
+    assert sum(per[c] for c in KIND_COLUMNS if c != "stale") == pytest.approx(st["events"] / st["data_packets"])
+
+
+def test_dcqcn_timers_and_hpcc_wakes_are_counted():
+    d = _incast("dcqcn").stats
+    assert d["events_by_kind"]["cc_timer"] > 0
+    h = _incast("hpcc").stats
+    assert h["events_by_kind"]["nic_wake"] > 0
+
+
+def test_measure_reports_per_kind_rates():
+    r = measure("tiny", lambda cc: _tiny(), 1)
+    assert set(r["per_data_packet"]) >= set(KIND_COLUMNS)
+    assert r["events_per_data_packet"] == pytest.approx(r["events"] / r["data_packets"], abs=1e-4)
+    assert r["events_per_second"] > 0
+
+
+def _tiny():
+    net = wh.Network(wh.star(3), wh.Config(cc="none"))
+    net.send(0, 2, 50_000)
+    net.send(1, 2, 50_000)
+    return net
