@@ -310,3 +310,18 @@ def test_astra_frontend_runs_a_2d_allreduce():
     # ideal: 7 MB per rank at 100 Gb/s = 560 us
     assert 560e3 < done["flow"] < done["full"] < 1.2 * 560e3 * 1.5
     assert abs(done["accelerated"] - done["full"]) / done["full"] < 0.02
+
+
+def test_builders_take_unit_strings_and_name_a_bad_argument():
+    """The builders take rates and delays with their units, as the rest of the API does."""
+    a = wh.leaf_spine(2, 4, 2, rate="100Gbps", uplink_rate="400Gbps", delay="1us")
+    b = wh.leaf_spine(2, 4, 2, rate=gbps(100), uplink_rate=gbps(400), delay=US)
+    assert a.links == b.links and any(l.rate_bps == gbps(400) for l in a.links)
+    assert repr(wh.dumbbell(2, rate="25Gbps", bottleneck="10Gbps", delay="500ns")) == \
+        repr(wh.dumbbell(2, rate=gbps(25), bottleneck=gbps(10), delay=500 * 1000))
+    with pytest.raises(wh.ApiError, match="rate") as e:
+        wh.star(4, rate="fast")
+    assert e.value.argument == "rate"
+    with pytest.raises(wh.ApiError) as e:
+        wh.fat_tree(4, delay="-1us")
+    assert e.value.argument == "delay"

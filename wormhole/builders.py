@@ -1,4 +1,4 @@
-"""Topology builders.  Rates in bps, delays in ps (use ``wormhole.units``).
+"""Topology builders.  Rates in bps or strings with a unit ('100Gbps'), delays in ps or strings ('1us').
 
 Node numbering is hosts first, then switches, as the reference's own files do,
 so host ids are 0..H-1."""
@@ -6,7 +6,14 @@ import math
 
 from .errors import TopologyError
 from .topology import Topology
-from .units import US, gbps
+from .units import US, as_rate, as_time, gbps
+
+
+def _units(call, delay, **rates):
+    """The builder's link arguments in bps and ps (numbers, or strings with a unit); None stays None."""
+    out = {k: None if v is None else as_rate(v, k, call) for k, v in rates.items()}
+    out["delay"] = as_time(delay, "delay", call)
+    return out
 
 
 def _check(cond, msg, value):
@@ -16,6 +23,8 @@ def _check(cond, msg, value):
 
 def star(n_hosts, rate=gbps(100), delay=US):
     """n hosts on one switch (incast and permutation tests)."""
+    u = _units("star", delay, rate=rate)
+    rate, delay = u["rate"], u["delay"]
     _check(n_hosts >= 2, "a star needs at least 2 hosts", n_hosts)
     t = Topology("star-%d" % n_hosts)
     hs = [t.add_host() for _ in range(n_hosts)]
@@ -28,6 +37,8 @@ def star(n_hosts, rate=gbps(100), delay=US):
 def dumbbell(n_left, n_right=None, rate=gbps(100), bottleneck=None, delay=US):
     """Hosts 0..n_left-1 on the left switch, the rest on the right one; the two
     switches joined by one link of rate ``bottleneck`` (default ``rate``)."""
+    u = _units("dumbbell", delay, rate=rate, bottleneck=bottleneck)
+    rate, bottleneck, delay = u["rate"], u["bottleneck"], u["delay"]
     n_right = n_left if n_right is None else n_right
     _check(n_left >= 1 and n_right >= 1, "a dumbbell needs hosts on both sides", (n_left, n_right))
     t = Topology("dumbbell-%d-%d" % (n_left, n_right))
@@ -44,6 +55,8 @@ def dumbbell(n_left, n_right=None, rate=gbps(100), bottleneck=None, delay=US):
 
 def leaf_spine(n_leaves, hosts_per_leaf, n_spines, rate=gbps(100), uplink_rate=None, delay=US):
     """Two tiers: each leaf joins ``hosts_per_leaf`` hosts and every spine."""
+    u = _units("leaf_spine", delay, rate=rate, uplink_rate=uplink_rate)
+    rate, uplink_rate, delay = u["rate"], u["uplink_rate"], u["delay"]
     _check(n_leaves >= 1 and hosts_per_leaf >= 1 and n_spines >= 1, "leaf-spine sizes must be positive",
            (n_leaves, hosts_per_leaf, n_spines))
     t = Topology("leafspine-%dx%d-%d" % (n_leaves, hosts_per_leaf, n_spines))
@@ -61,6 +74,8 @@ def leaf_spine(n_leaves, hosts_per_leaf, n_spines, rate=gbps(100), uplink_rate=N
 def fat_tree(k, rate=gbps(100), delay=US):
     """k-ary fat-tree: k pods of k/2 edge and k/2 aggregation switches,
     (k/2)^2 cores, k^3/4 hosts (k=8: 128 hosts, 80 switches)."""
+    u = _units("fat_tree", delay, rate=rate)
+    rate, delay = u["rate"], u["delay"]
     _check(k >= 2 and k % 2 == 0, "fat-tree k must be even and >= 2", k)
     h = k // 2
     t = Topology("fattree-k%d" % k)
@@ -91,6 +106,8 @@ def rail_optimized(n_gpus, gpus_per_server=8, servers_per_segment=None, oversubs
     to every spine; there are servers_per_segment / oversubscription spines.
     NVLink inside a server is not part of this graph (the workload layer models
     it as a fixed-bandwidth channel)."""
+    u = _units("rail_optimized", delay, rate=rate, spine_rate=spine_rate)
+    rate, spine_rate, delay = u["rate"], u["spine_rate"], u["delay"]
     _check(n_gpus >= 1 and gpus_per_server >= 1 and n_gpus % gpus_per_server == 0,
            "n_gpus must be a positive multiple of gpus_per_server", (n_gpus, gpus_per_server))
     _check(oversubscription >= 1.0, "oversubscription must be >= 1", oversubscription)
