@@ -291,7 +291,8 @@ def run_workload(args, keep=None):
             if args.layers < chunks or args.layers % chunks:
                 raise wh.WormholeError("--layers must be a multiple of PP x VPP", value=args.layers)
             pre.model = replace(pre.model, layers=args.layers)
-        if (pre.parallel.vpp > 1 or pre.zero or job.nccl_algo != "ring") and (getattr(args, "chakra_out", None) or timeline):
+        if ((pre.parallel.vpp > 1 or pre.zero or getattr(args, "nccl_algo", "ring") != "ring")
+                and (getattr(args, "chakra_out", None) or timeline)):
             raise wh.WormholeError("--chakra-out and --timeline do not write interleaved (VPP), ZeRO or tree "
                                    "schedules yet")
         job = TrainingJob(net, pre, chunk_bytes=chunk, iterations=args.iterations,

@@ -335,6 +335,110 @@ class SendRecv(Collective):
             self._finish()
 
 
+def double_binary_tree(n):
+    """Two complementary binary trees over ranks 0..n-1, as parent lists (root: -1): tree 0 in heap order
+    (parent (i - 1) // 2), tree 1 the same over the ranks reversed, so that for even n a rank interior in one
+    tree is a leaf in the other (NCCL's double binary tree splits the bandwidth load the same way)."""
+    t0 = [-1] + [(i - 1) // 2 for i in range(1, n)]
+    t1 = [-1] * n
+    for i in range(n):
+        j = n - 1 - i
+        t1[i] = -1 if j == 0 else n - 1 - (j - 1) // 2
+    return t0, t1
+
+
+def tree_depth(n):
+    """Edges from the root to the deepest leaf of an n-rank heap-ordered binary tree."""
+    return max(0, (n).bit_length() - 1)
+
+
+class TreeAllReduce(Collective):
+    """NCCL's tree all-reduce on a double binary tree: half of the buffer on each tree, in chunks; a rank
+    sends a chunk to its parent once it has the chunk from all its children (reduce), the root then sends
+    it down, each rank forwarding it to its children (broadcast).  Every rank sends the same bytes in all as
+    the ring (2 (N - 1) / N of the buffer on average) in 2 x depth steps instead of 2 (N - 1)."""
+    name = "allreduce_tree"
+
+    def __init__(self, *a, **kw):
+        super().__init__(*a, **kw)
+        n = self.n
+        self._trivial = n == 1 or self.nbytes == 0
+        if self._trivial:
+            return
+        self.parents = double_binary_tree(n)
+        self.children = [[[] for _ in range(n)] for _ in range(2)]
+        for t in range(2):
+            for i, par in enumerate(self.parents[t]):
+                if par >= 0:
+                    self.children[t][par].append(i)
+        halves = split(self.nbytes, 2)
+        self.half_chunks = [chunks_of(h, self.chunk_bytes) if h > 0 else [] for h in halves]
+        self.up = {}                # (tree, rank, chunk) -> children's chunks received
+        self.left = sum((n - 1) * len(c) for c in self.half_chunks)     # broadcast arrivals to come
+        self.steps = 2 * tree_depth(n)
+        if self.left == 0:
+            self._trivial = True
+
+    def _rank_ready(self, i):
+        if self._trivial:
+            if all(self._ready):
+                self.net.schedule(0, self._finish)
+            return
+        for t in range(2):
+            for c in range(len(self.half_chunks[t])):
+                self._try_up(t, i, c)
+
+    def _try_up(self, t, i, c):
+        if not self._ready[i] or self.up.get((t, i, c), 0) < len(self.children[t][i]):
+            return
+        self.up[(t, i, c)] = -1         # sent (or, at the root, broadcast started)
+        size = self.half_chunks[t][c]
+        par = self.parents[t][i]
+        if par < 0:
+            self._down(t, i, c)
+        else:
+            self._transfer(i, par, size, lambda: self._arrive_up(t, par, c))
+
+    def _arrive_up(self, t, par, c):
+        self.up[(t, par, c)] = self.up.get((t, par, c), 0) + 1
+        self._try_up(t, par, c)
+
+    def _down(self, t, i, c):
+        for ch in self.children[t][i]:
+            self._transfer(i, ch, self.half_chunks[t][c], lambda ch=ch: self._arrive_down(t, ch, c))
+
+    def _arrive_down(self, t, i, c):
+        self.left -= 1
+        self._down(t, i, c)
+        if self.left == 0:
+            self._finish()
+
+
+NCCL_ALGOS = ("ring", "tree", "auto")
+
+
+def choose_allreduce(n, nbytes, rate_bps, alpha_ps, algo="auto"):
+    """The all-reduce algorithm NCCL's tuner would pick for ``n`` ranks across servers: the lower of the
+    alpha-beta estimates ring = 2 (N - 1) (alpha + S / N beta) and tree = 2 depth alpha + 2 S beta (a
+    double binary tree pipelines its chunks; its busiest rank sends twice its buffer), or ``algo`` forced."""
+    if algo not in NCCL_ALGOS:
+        raise WormholeError("unknown NCCL algorithm (ring, tree, auto)", value=algo)
+    if algo != "auto":
+        return algo
+    if n <= 2:
+        return "ring"
+    beta = 8.0 / rate_bps * 1e12
+    ring = 2 * (n - 1) * (alpha_ps + nbytes / n * beta)
+    tree = 2 * tree_depth(n) * alpha_ps + 2 * nbytes * beta
+    return "tree" if tree < ring else "ring"
+
+
+def tree_crossover_bytes(n, rate_bps, alpha_ps):
+    """Buffer size above which the tuner (``choose_allreduce``) prefers the ring: N alpha (N - 1 - depth) / beta."""
+    beta = 8.0 / rate_bps * 1e12
+    return n * alpha_ps * (n - 1 - tree_depth(n)) / beta
+
+
 COLLECTIVES = {
     "allreduce": RingAllReduce, "reducescatter": ReduceScatter, "allgather": AllGather,
     "broadcast": Broadcast, "alltoall": AllToAll, "sendrecv": SendRecv,

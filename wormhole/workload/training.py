@@ -42,7 +42,7 @@ backward.
 from dataclasses import dataclass
 
 from .collectives import (DEFAULT_CHUNK, DEFAULT_INFLIGHT, AllGather, AllToAll, ReduceScatter, RingAllReduce,
-                          SendRecv, Transport)
+                          SendRecv, Transport, TreeAllReduce, choose_allreduce)
 from .models import WorkloadError
 
 
@@ -138,7 +138,7 @@ class TrainingJob:
     ``load_preset``, then ``start(on_done)`` and ``net.run()``."""
 
     def __init__(self, net, preset, gpus_per_server=8, chunk_bytes=DEFAULT_CHUNK, max_inflight=DEFAULT_INFLIGHT,
-                 iterations=1, gpu_offset=0):
+                 iterations=1, gpu_offset=0, nccl_algo="ring", nccl_alpha_ps=5_000_000):
         self.net = net
         self.pre = preset
         self.m = preset.model
@@ -152,6 +152,9 @@ class TrainingJob:
             raise WorkloadError("the plan needs %d GPUs, the fabric has %d hosts" % (par.gpus, len(hosts)),
                                 value=par.gpus)
         self.gpu_ids = hosts[gpu_offset:gpu_offset + par.gpus]
+        choose_allreduce(2, 0, 1e9, 0, nccl_algo)          # checks the name
+        self.nccl_algo = nccl_algo          # DP all-reduces: ring, tree, or auto (NCCL's tuner, alpha-beta)
+        self.nccl_alpha = int(nccl_alpha_ps)
         self.vpp = int(getattr(par, "vpp", 1))
         self.sp = bool(getattr(par, "sp", False))
         self.zero = int(getattr(preset, "zero", 0))
@@ -433,7 +436,11 @@ class TrainingJob:
         colls = self._colls.get(ck)
         if colls is None:
             colls = []
-            kind = ReduceScatter if self.zero else RingAllReduce
+            if self.zero:
+                kind = ReduceScatter
+            else:
+                algo = choose_allreduce(par.dp, nbytes, self.net.topology.nic_rate(), self.nccl_alpha, self.nccl_algo)
+                kind = TreeAllReduce if algo == "tree" else RingAllReduce
             self.dp_collectives[kind.name] = self.dp_collectives.get(kind.name, 0) + par.tp
             for t in range(par.tp):
                 self._colls_left += 1
@@ -486,7 +493,7 @@ class TrainingJob:
             "fabric_bytes": self.t.fabric_bytes, "nvlink_bytes": self.t.nvlink_bytes,
             "tp_allreduce_bytes": self.tp_bytes, "tp_allreduces": self.tp_allreduces,
             "tp_activation_bytes": self.act_bytes,
-            "vpp": self.vpp, "sequence_parallel": self.sp, "zero": self.zero, "recompute": self.recompute,
+            "nccl_algo": self.nccl_algo, "vpp": self.vpp, "sequence_parallel": self.sp, "zero": self.zero, "recompute": self.recompute,
             "tp_collectives": ({"reducescatter": self.tp_allreduces, "allgather": self.tp_allreduces} if self.sp
                                else {"allreduce": self.tp_allreduces}),
             "dp_collectives": dict(self.dp_collectives),
