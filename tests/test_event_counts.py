@@ -34,7 +34,7 @@ def test_kinds_add_up(cc):
     assert k["tx_done"] == k["arrive"]
     assert st["tx_done_ctrl"] == st["arrive_ctrl"]
     assert 0 <= st["tx_done_idle"] <= k["tx_done"]
-    assert 0 <= st["nic_wake_idle"] <= k["nic_wake"]
+    assert 0 <= st["nic_wake_busy"] <= st["nic_wake_idle"] <= k["nic_wake"]
 
 
 def test_one_switch_hop_counts_per_packet():

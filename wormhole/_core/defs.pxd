@@ -488,6 +488,7 @@ ctypedef struct Sim:
     int64_t arrive_ctrl # EV_ARRIVE events of control packets (ACK, NACK, PFC)
     int64_t txdone_idle # EV_TX_DONE events after which the port stays idle (nothing to send next)
     int64_t wake_idle   # EV_NIC_WAKE events (not stale) that sent no packet
+    int64_t wake_busy   # of those, the ones that found the NIC busy (its TX_DONE ahead tries again)
     int64_t data_pkts   # data packets sent by NICs
     int64_t ctrl_pkts   # ACK/NACK packets sent
     int64_t drops       # packets dropped (buffer overflow)

@@ -702,6 +702,7 @@ cdef int run_loop(Sim* s, int64_t until, int32_t* user) noexcept nogil:
             s.ports[e.a].wakes_pending += 1
             if s.ports[e.a].busy:
                 s.wake_idle += 1        # nothing can start: the TX_DONE ahead will try again
+                s.wake_busy += 1
             else:
                 nic_try_send(s, e.a)
                 if not s.ports[e.a].busy:
@@ -1472,6 +1473,7 @@ cdef class Kernel:
             "arrive_ctrl": s.arrive_ctrl,
             "tx_done_idle": s.txdone_idle,
             "nic_wake_idle": s.wake_idle,
+            "nic_wake_busy": s.wake_busy,
             "data_packets": s.data_pkts,
             "ctrl_packets": s.ctrl_pkts,
             "drops": s.drops,
