@@ -34,6 +34,27 @@ def run_dir(d, **over):
     return net, {tuple(l.split()[:4]): tuple(int(x) for x in l.split()[4:]) for l in net.fct_lines()}
 
 
+def contest_rounds(net, nbytes, rounds):
+    """Rounds of two flows (hosts 0 -> 2 and 1 -> 3) through a dumbbell's bottleneck, the next round 10 us
+    after both finished: each round forms the same partition again (a memo hit after the first)."""
+    state = {"left": 0, "round": 0}
+
+    def start_round():
+        state["round"] += 1
+        state["left"] = 2
+        for i in range(2):
+            net.send(i, 2 + i, nbytes, on_done=finished)
+
+    def finished(r):
+        state["left"] -= 1
+        if state["left"] == 0 and state["round"] < rounds:
+            net.schedule(10 * 1000 * 1000, start_round)
+
+    net.schedule(0, start_round)
+    net.run()
+    return net
+
+
 def run_cli(*args, timeout=300):
     """Run `python -m wormhole ARGS` with the wormhole the tests import
     (installed or built in place), from outside the source tree so that an

@@ -8,6 +8,8 @@ import pytest
 import wormhole as wh
 from wormhole.units import US
 
+from conftest import contest_rounds
+
 
 def scratch_partitions(net, active):
     """Connected components of active flows x directed ports (data and ACK paths)."""
@@ -249,22 +251,7 @@ def test_canonical_keys_match_isomorphic_and_differ_otherwise():
 
 def contests(accelerate, rounds=4, memo_db=None, **cfg):
     net = wh.Network(wh.dumbbell(2, 2), wh.Config.preset("hpcc", accelerate=accelerate, memo_db=memo_db, **cfg))
-    state = {"left": 0, "round": 0}
-
-    def start_round():
-        state["round"] += 1
-        state["left"] = 2
-        for i in range(2):
-            net.send(i, 2 + i, 20_000_000, on_done=finished)
-
-    def finished(r):
-        state["left"] -= 1
-        if state["left"] == 0 and state["round"] < rounds:
-            net.schedule(10 * US, start_round)
-
-    net.schedule(0, start_round)
-    net.run()
-    return net
+    return contest_rounds(net, 20_000_000, rounds)
 
 
 def test_memo_hits_on_repeated_convergences_and_stays_accurate(tmp_path):

@@ -10,6 +10,8 @@ from wormhole.accel.memo import parameters_key
 from wormhole.config import ONLY_DEFAULT, PARAMS, _p
 from wormhole.units import US
 
+from conftest import contest_rounds
+
 # Parameters that cannot change what a packet simulation computes, and why.  A
 # parameter moved here (or added with dynamics=False) must be argued for here.
 NOT_DYNAMICS = {
@@ -100,25 +102,8 @@ def far_dumbbell(extra_delay_us):
 
 
 def contests(topo, db, cc="hpcc", rounds=3, **cfg):
-    """Rounds of two 5 MB flows through the dumbbell's bottleneck, 10 us apart:
-    each round forms the same partition again (a memo hit after the first)."""
-    net = wh.Network(topo, wh.Config(cc=cc, accelerate=True, memo_db=db, **cfg))
-    state = {"left": 0, "round": 0}
-
-    def start_round():
-        state["round"] += 1
-        state["left"] = 2
-        for i in range(2):
-            net.send(i, 2 + i, 5_000_000, on_done=finished)
-
-    def finished(r):
-        state["left"] -= 1
-        if state["left"] == 0 and state["round"] < rounds:
-            net.schedule(10 * US, start_round)
-
-    net.schedule(0, start_round)
-    net.run()
-    return net
+    """Rounds of two 5 MB flows through the dumbbell's bottleneck, 10 us apart."""
+    return contest_rounds(wh.Network(topo, wh.Config(cc=cc, accelerate=True, memo_db=db, **cfg)), 5_000_000, rounds)
 
 
 # (name, cc, (topology, parameters) of A, the same of B): B differs from A in one
