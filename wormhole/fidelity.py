@@ -137,28 +137,35 @@ def accounting(sf, sa):
             "reject_mean_flows": sa.get("reject_mean_flows"), "skip_mean_flows": sa.get("skip_mean_flows")}
 
 
-def _describe(net, i, n):
-    """(connection or flow, src, dst, size, start ps) of the i-th compared item of ``net``."""
-    if len(net.messages):
-        keys, _, heads = message_table(net)
-        conn, size, k = keys[i]
-        r = net.flow(conn)
-        return {"connection": int(conn), "src": int(r.src), "dst": int(r.dst), "size": int(size), "kth": int(k),
-                "head_us": float(heads[i]) / 1e6}
+def _describer(net):
+    """i -> (connection or flow, src, dst, size, start) of the i-th compared item of ``net``: its messages when
+    it has any, else its flows.  The message table is built once, not once per described item."""
+    keys, _, heads = message_table(net)
+    if keys:
+        def describe(i):
+            conn, size, k = keys[i]
+            r = net.flow(conn)
+            return {"connection": int(conn), "src": int(r.src), "dst": int(r.dst), "size": int(size),
+                    "kth": int(k), "head_us": float(heads[i]) / 1e6}
+        return describe
     res = net.results
-    return {"flow": int(i), "src": int(res["src"][i]), "dst": int(res["dst"][i]), "size": int(res["size"][i]),
-            "start_us": float(res["start"][i]) / 1e6}
+
+    def describe(i):
+        return {"flow": int(i), "src": int(res["src"][i]), "dst": int(res["dst"][i]),
+                "size": int(res["size"][i]), "start_us": float(res["start"][i]) / 1e6}
+    return describe
 
 
 def worst_messages(nf, ff, fa, n=10):
     """The n messages (flows) with the largest |FCT error|: connection, size, FCTs, error."""
     ok = (ff > 0) & (fa > 0)
     err = np.where(ok, np.abs(fa - ff) / np.where(ff > 0, ff, 1.0), -1.0)
+    describe = _describer(nf)
     out = []
     for i in np.argsort(-err, kind="stable")[:n]:
         if err[i] < 0:
             break
-        d = _describe(nf, int(i), len(ff))
+        d = describe(int(i))
         d.update(fct_full_us=float(ff[i]) / 1e6, fct_other_us=float(fa[i]) / 1e6, err_pct=100 * float(err[i]))
         out.append(d)
     return out
@@ -171,8 +178,9 @@ def rank_paired(nf, na, ff, fa):
     of two ring neighbours sharing a link is held back), the per-message error
     counts the swap and this one does not: it compares the distributions."""
     sizes = None
-    if len(nf.messages):
-        sizes = np.array([k[1] for k in message_table(nf)[0]])
+    keys = message_table(nf)[0]
+    if keys:
+        sizes = np.array([k[1] for k in keys])
     elif hasattr(nf, "results"):
         sizes = np.asarray(nf.results["size"])
     if sizes is None or len(sizes) != len(ff) or len(ff) != len(fa):
