@@ -174,22 +174,26 @@ def _api_error(call, name, what, value):
     return ApiError("%s: %s must be %s" % (call, name, what), argument=name, value=value)
 
 
+def _whole(value, name, call, parse, what, example):
+    """An integer argument: an int, an integral float (1e6) or a string with its unit (``parse``)."""
+    if isinstance(value, str):
+        try:
+            return parse(value)
+        except ValueError as e:
+            raise _api_error(call, name, "%s (or a string with a unit such as %r): %s" % (what, example, e), value)
+    if _number(value):
+        if not math.isfinite(value) or value != int(value):
+            raise _api_error(call, name, "%s (give fractions with a unit: %r)" % (what, example), value)
+        return int(value)
+    raise _api_error(call, name, "%s (an int, or a string with a unit such as %r)" % (what, example), value)
+
+
 def as_time(value, name, call, allow_none=False):
     """A time argument in integer ps: an int (ps), an integral float, or a
     string with its unit ('5us').  Negative times are refused."""
     if value is None and allow_none:
         return None
-    if isinstance(value, str):
-        try:
-            t = parse_time(value)
-        except ValueError as e:
-            raise _api_error(call, name, "a time (ps, or a string with a unit such as '5us'): %s" % e, value)
-    elif _number(value):
-        if not math.isfinite(value) or value != int(value):
-            raise _api_error(call, name, "a whole number of ps (give fractions with a unit: '2.5us')", value)
-        t = int(value)
-    else:
-        raise _api_error(call, name, "a time (int ps, or a string with a unit such as '5us')", value)
+    t = _whole(value, name, call, parse_time, "a whole number of ps", "2.5us")
     if t < 0:
         raise _api_error(call, name, "a non-negative time", value)
     return t
@@ -198,17 +202,7 @@ def as_time(value, name, call, allow_none=False):
 def as_bytes(value, name, call):
     """A positive byte count: an int, an integral float (1e6) or a string with
     its unit ('32MB', '4KiB')."""
-    if isinstance(value, str):
-        try:
-            n = parse_size(value)
-        except ValueError as e:
-            raise _api_error(call, name, "a positive number of bytes: %s" % e, value)
-    elif _number(value):
-        if not math.isfinite(value) or value != int(value):
-            raise _api_error(call, name, "a whole number of bytes", value)
-        n = int(value)
-    else:
-        raise _api_error(call, name, "a positive number of bytes (int, or a string such as '32MB')", value)
+    n = _whole(value, name, call, parse_size, "a whole number of bytes", "32MB")
     if n <= 0:
         raise _api_error(call, name, "a positive number of bytes", value)
     return n
