@@ -202,7 +202,7 @@ def as_time(value, name, call, allow_none=False):
 def as_bytes(value, name, call):
     """A positive byte count: an int, an integral float (1e6) or a string with
     its unit ('32MB', '4KiB')."""
-    n = _whole(value, name, call, parse_size, "a whole number of bytes", "32MB")
+    n = _whole(value, name, call, parse_size, "a whole number of bytes", "1.5MB")
     if n <= 0:
         raise _api_error(call, name, "a positive number of bytes", value)
     return n
