@@ -361,11 +361,8 @@ class Network(_PortsMixin):
         if f.pair_hops[hs, hd] < 0:
             raise RoutingError("no route from host %d to host %d" % (s, d), value=(s, d))
         c = self.config
-        if c.has_win:
-            win = f.max_bdp if c.global_t else int(f.pair_bdp[hs, hd])
-        else:
-            win = 0
-        rtt_ns = f.max_rtt_ns if c.global_t else int(f.pair_rtt_ns[hs, hd])
+        bdp, rtt_ns = f.global_window(hs, hd) if c.global_t else (int(f.pair_bdp[hs, hd]), int(f.pair_rtt_ns[hs, hd]))
+        win = bdp if c.has_win else 0
         try:
             fid = self._kernel.add_flow(s, d, 0 if _persistent else n, start, sport, int(dport), int(pg),
                                         int(win), rtt_ns * NS, bool(c.var_win), on_done is not None, _persistent,
