@@ -2,7 +2,7 @@
 channel (no packets) by its alpha-beta formula.
 
 alpha is the channel's latency, beta its time per byte (1 / NVLink bandwidth), S the buffer, N the ranks,
-c the chunk (at most S):
+c the chunk (S cut into ceil(S / chunk_bytes) equal chunks, as the collectives cut it):
 
 - ring all-reduce 2 (N - 1) (alpha + S / N beta); reduce-scatter and all-gather half of that;
 - tree (inside a server a chain of N per tree, half of the buffer on each, in k chunks of c2):
@@ -14,7 +14,7 @@ The bytes are those the GPUs send: ring and tree all-reduces 2 (N - 1) S, ring r
 all-gather (N - 1) S, NVLS all-reduce and reduce-scatter N S (every GPU sends its buffer to the switch
 once), NVLS all-gather S.
 """
-from .collectives import AllGather, ReduceScatter, RingAllReduce, TreeAllReduce
+from .collectives import AllGather, ReduceScatter, RingAllReduce, TreeAllReduce, chunks_of
 from .nvls import NvlsAllGather, NvlsAllReduce, NvlsReduceScatter, NvlsTreeAllReduce
 
 IMPLEMENTATIONS = {
@@ -37,7 +37,7 @@ def channel_time_ps(kind, algo, n, nbytes, chunk_bytes, link_time):
     if algo == "ring":
         steps = 2 * (n - 1) if kind == "allreduce" else n - 1
         return steps * link_time(nbytes / n)
-    c = min(int(chunk_bytes), int(nbytes))
+    c = chunks_of(nbytes, chunk_bytes)[0]
     if algo == "nvls":
         return link_time(0) + link_time(nbytes + (c if kind == "allreduce" else c / n))
     if algo == "tree":

@@ -38,7 +38,9 @@ class Transport:
     (``wormhole.nvswitch``), packets on the fabric like the rest.  Fabric
     transfers are messages on one persistent connection per GPU pair
     (``persistent=True``, as NCCL's channels: the queue pair and its
-    congestion-control state outlive a transfer), or one flow each.  Counts the
+    congestion-control state outlive a transfer), or one flow each; a fabric
+    transfer is done when acknowledged, an NVLink one (channel or packets) when
+    delivered.  Counts the
     bytes the GPUs send on each, in all and per tag (the collective kind), and
     on the fabric per link class (``leaf``: through one switch, ``spine``: more)."""
 
@@ -85,14 +87,17 @@ class Transport:
         self._count(tag, "nvlink", nbytes)
         self.by_tag[tag]["transfers"] += transfers - 1
 
-    def _post(self, src, dst, nbytes, on_done):
+    def _post(self, src, dst, nbytes, on_done, delivered=False):
+        """A fabric message; ``on_done()`` when it is acknowledged, or with ``delivered`` when its last byte
+        reached ``dst`` (NVLink: the receiver reads the data, as the channel's latency counts it)."""
+        cb = {"on_delivered" if delivered else "on_done": lambda r: on_done()}
         if self.persistent:
             conn = self.conns.get((src, dst))
             if conn is None:
                 conn = self.conns[(src, dst)] = self.net.connect(src, dst)
-            self.net.post(conn, int(nbytes), on_done=lambda m: on_done())
+            self.net.post(conn, int(nbytes), **cb)
         else:
-            self.net.send(src, dst, int(nbytes), on_done=lambda r: on_done())
+            self.net.send(src, dst, int(nbytes), **cb)
 
     def send(self, src, dst, nbytes, on_done, tag=None):
         """Deliver ``nbytes`` from ``src`` to ``dst``; ``on_done()`` when they arrived."""
@@ -102,7 +107,7 @@ class Transport:
             self.nvlink_bytes += nbytes
             self._count(tag, "nvlink", nbytes)
             if self.nvlink is not None:
-                self._post(src, dst, nbytes, on_done)
+                self._post(src, dst, nbytes, on_done, delivered=True)
             else:
                 self.net.schedule(self.nvlink_time(nbytes), on_done)
         else:
@@ -122,7 +127,7 @@ class Transport:
             return
         self.nvlink_bytes += nbytes
         self._count(tag, "nvlink", nbytes)
-        self._post(gpu, self.nvlink.engine(slot), nbytes, on_done)
+        self._post(gpu, self.nvlink.engine(slot), nbytes, on_done, delivered=True)
 
     def from_engine(self, slot, gpu, nbytes, on_done):
         """NVLS: the engine of ``slot`` delivers ``nbytes`` (a reduced or multicast slice) to ``gpu``: switch
@@ -130,7 +135,7 @@ class Transport:
         if nbytes <= 0:
             self.net.schedule(0, on_done)
             return
-        self._post(self.nvlink.engine(slot), gpu, nbytes, on_done)
+        self._post(self.nvlink.engine(slot), gpu, nbytes, on_done, delivered=True)
 
 
 class Collective:
