@@ -64,7 +64,7 @@ def test_data_parallel_iteration_ends_in_the_last_bucket():
     last = chain[-1]
     assert last.kind == "dp" and last.tag == "dp allreduce" and chain[-2].op == rows[1][0]
     s = job.summary()
-    table = s["collectives"]
+    table = s["collectives_by_kind"]
     assert table["dp allreduce"]["critical_ps"] == last.time
     assert s["critical_path"]["by_kind_ps"]["dp"] == last.time
 
@@ -72,7 +72,7 @@ def test_data_parallel_iteration_ends_in_the_last_bucket():
 def test_collective_table_adds_up():
     job = job_of(pp=2, mb=2, gpus=32)
     s = job.summary()
-    t = s["collectives"]
+    t = s["collectives_by_kind"]
     assert sum(r["nvlink_bytes"] for r in t.values()) == s["nvlink_bytes"]
     assert sum(r["fabric_bytes"] for r in t.values()) == s["fabric_bytes"]
     assert t["tp allreduce"]["count"] == s["tp_allreduces"]
@@ -90,4 +90,4 @@ def test_bench_prints_and_writes_the_introspection(capsys):
     rep = json.loads(capsys.readouterr().out)
     blocks = rep["critical_path"]["blocks"]
     assert blocks[0]["start_ps"] == 0 and blocks[-1]["end_ps"] == rep["iteration_time_ps"]
-    assert set(rep["collectives"]) >= {"tp allreduce", "pp sendrecv", "dp allreduce"}
+    assert set(rep["collectives_by_kind"]) >= {"tp allreduce", "pp sendrecv", "dp allreduce"}

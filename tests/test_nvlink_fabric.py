@@ -98,7 +98,7 @@ def test_tp_traffic_becomes_packets():
     assert s_on["nvlink_bytes"] == s_off["nvlink_bytes"] == s_on["tp_allreduce_bytes"] > 0
     assert s_on["fabric_bytes"] == s_off["fabric_bytes"]
     # the TP ring's messages are on the network now, each NVLink port carrying its share
-    tp = s_on["collectives"]["tp allreduce"]
+    tp = s_on["collectives_by_kind"]["tp allreduce"]
     assert tp["count"] == s_on["tp_allreduces"] and tp["nvlink_bytes"] == s_on["tp_allreduce_bytes"]
     inside = lambda net: int(((net.messages["src"] // 8 == net.messages["dst"] // 8)
                                & (net.messages["dst"] < 16)).sum())

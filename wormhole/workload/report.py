@@ -7,7 +7,7 @@ MAX_ROWS = 12
 def collective_lines(rep):
     """Per collective kind: how many, the bytes the GPUs sent on NVLink and on the fabric, the time they took
     (summed over collectives, whole run) and their time on the (last) iteration's critical path."""
-    table = rep.get("collectives")
+    table = rep.get("collectives_by_kind")
     if not table:
         return []
     out = ["collectives %-26s %7s %10s %10s %11s %10s" % ("kind", "count", "NVLink GB", "fabric GB", "time ms",

@@ -644,7 +644,7 @@ class TrainingJob:
             "tp_collectives": ({"reducescatter": self.tp_allreduces, "allgather": self.tp_allreduces} if self.sp
                                else {"allreduce": self.tp_allreduces}),
             "dp_collectives": dict(self.dp_collectives),
-            "collectives": self.collective_table(),
+            "collectives_by_kind": self.collective_table(),
             "critical_path": cp,
             "pp_bytes": self.pp_bytes, "pp_transfers": self.pp_transfers,
             "fabric_flows": self.t.fabric_flows,
