@@ -140,12 +140,13 @@ def pipeline_makespan(plans, pp, vpp, fwd, bwd, comm=0):
 
 
 class _Segment:
-    __slots__ = ("kind", "arg", "what")
+    __slots__ = ("kind", "arg", "what", "grp")
 
-    def __init__(self, kind, arg, what=""):
+    def __init__(self, kind, arg, what="", grp=-1):
         self.kind = kind        # "compute" (ps) | "tp" (channel ps of one TP collective) | "a2a" (layer key) | "bucket"
         self.arg = arg
         self.what = what        # the block's name on the critical path
+        self.grp = grp          # compute and TP segments of one group run as one delay on the NVLink channel
 
 
 class TrainingJob:
@@ -282,15 +283,21 @@ class TrainingJob:
         moe = m.moe and par.ep > 1
         tp = self.tp_plan and par.tp > 1
 
-        def block(ps, what, a2a=None):
-            """A compute block, the TP collective after it, and (MoE) the all-to-all after that."""
-            segs.append(_Segment("compute", ps, what))
+        grp = [0]
+
+        def block(ps, what, a2a=None, new_group=True):
+            """A compute block, the TP collective after it, and (MoE) the all-to-all after that.  On the channel
+            a group (a layer's blocks between all-to-alls) is one delay, its blocks' bounds computed."""
+            grp[0] += new_group
+            segs.append(_Segment("compute", ps, what, grp[0]))
             if tp:
-                segs.append(_Segment("tp", self.tp_ar, what))
+                segs.append(_Segment("tp", self.tp_ar, what, grp[0]))
             if a2a is not None:
                 segs.append(_Segment("a2a", a2a, what))
         if kind == "B" and final:
-            segs.append(_Segment("compute", 2 * self.logits_fwd, "logits backward"))
+            block(2 * self.logits_fwd, "logits backward")
+            if tp:
+                segs.pop()
         layer_order = range(self.layers_per_chunk) if kind == "F" else reversed(range(self.layers_per_chunk))
         done_layers = 0
         bucket_i = 0
@@ -299,17 +306,17 @@ class TrainingJob:
             name = "layer %d " % (chunk * self.layers_per_chunk + li)
             if kind == "B" and self.recompute:      # the layer's forward again, then its backward
                 block(self.attn_c, name + "attention recompute", ("R", mb, li, 0, chunk) if moe else None)
-                block(self.mlp_c, name + "MLP recompute", ("R", mb, li, 1, chunk) if moe else None)
+                block(self.mlp_c, name + "MLP recompute", ("R", mb, li, 1, chunk) if moe else None, moe)
             # a pass over a block is its compute (x2 backward) and one TP all-reduce
             if moe:
                 block(mult * self.attn_c, name + "attention", (kind, mb, li, 0, chunk))
                 block(mult * self.mlp_c, name + "MLP", (kind, mb, li, 1, chunk))
             elif kind == "F":
                 block(self.attn_c, name + "attention")
-                block(self.mlp_c, name + "MLP")
+                block(self.mlp_c, name + "MLP", new_group=False)
             else:
                 block(2 * self.mlp_c, name + "MLP backward")
-                block(2 * self.attn_c, name + "attention backward")
+                block(2 * self.attn_c, name + "attention backward", new_group=False)
             if last_b:
                 done_layers += 1
                 if done_layers == need:
@@ -318,7 +325,9 @@ class TrainingJob:
                     done_layers = 0
                     need = self.buckets[bucket_i][0] if bucket_i < len(self.buckets) else None
         if kind == "F" and final:
-            segs.append(_Segment("compute", self.logits_fwd, "logits"))
+            block(self.logits_fwd, "logits")
+            if tp:
+                segs.pop()
         if last_b and (first or final):
             segs.append(_Segment("bucket", "emb"))
         return segs
@@ -408,6 +417,16 @@ class TrainingJob:
         while k < len(segs):
             s = segs[k]
             cont = (lambda k=k: self._run_segments(p, d, kind, mb, segs, k + 1, c))
+            if s.kind in ("compute", "tp") and not self.t.nvlink_fabric:
+                j = k
+                while j < len(segs) and segs[j].kind in ("compute", "tp") and segs[j].grp == s.grp:
+                    j += 1
+                total = self._channel_group(p, d, kind, mb, c, segs[k:j])
+                if total > 0:
+                    self.net.schedule(total, lambda j=j: self._run_segments(p, d, kind, mb, segs, j, c))
+                    return
+                k = j
+                continue
             if s.kind == "compute":
                 if s.arg > 0:
                     self._busy[key] += s.arg
@@ -426,14 +445,45 @@ class TrainingJob:
             k += 1
         self._op_done(p, d, kind, mb, c)
 
+    def _channel_group(self, p, d, kind, mb, c, group):
+        """Compute blocks and TP collectives on the NVLink channel, one after the other: their blocks with the
+        bounds they will have, counted now; returns their total time (one delay, as one compute block)."""
+        key = (p, d)
+        op = self._op_name(p, d, kind, mb, c)
+        t = self.net.now
+        for s in group:
+            if s.kind == "compute":
+                if s.arg <= 0:
+                    continue
+                b = self._cp.open("compute", op, s.what, t, self._cause[key])
+                t += s.arg
+                self._busy[key] += s.arg
+                self._cp.close(b, t)
+                self._cause[key] = b
+                continue
+            self.tp_allreduces += 1
+            self.tp_bytes += self.tp_ar_bytes
+            for k, a in self.tp_plan:
+                tag = "tp " + implementation(k, a).name
+                dur = channel_time_ps(k, a, self.par.tp, self.act_bytes, self.chunk, self.t.nvlink_time)
+                self.t.count_nvlink(tag, sent_bytes(k, a, self.par.tp, self.act_bytes), 0)
+                self._note(tag, dur)
+                b = self._cp.open("tp", op, "%s after %s" % (tag, s.what), t, self._cause[key], tag)
+                t += dur
+                self._busy[key] += dur
+                self._tp_busy[key] += dur
+                self._cp.close(b, t)
+                self._cause[key] = b
+        return t - self.net.now
+
     def _end_block(self, key, b, cont):
         self._cp.close(b, self.net.now)
         self._cause[key] = b
         cont()
 
     def _tp(self, p, d, kind, mb, c, s, cont):
-        """One TP all-reduce (or reduce-scatter + all-gather) over the TP ranks of (p, d): its alpha-beta time
-        on the NVLink channel, or its collectives as packets when NVLink is part of the fabric."""
+        """One TP all-reduce (or reduce-scatter + all-gather) over the TP ranks of (p, d) as packets, NVLink
+        being part of the fabric (on the channel: ``_channel_group``)."""
         key = (p, d)
         self.tp_allreduces += 1
         self.tp_bytes += self.tp_ar_bytes
@@ -456,13 +506,8 @@ class TrainingJob:
                 self._busy[key] += dur
                 self._tp_busy[key] += dur
                 self._end_block(key, b, lambda: step(i + 1))
-            if self.t.nvlink_fabric:
-                cls(self.t, ranks, self.act_bytes, chunk_bytes=self.chunk, max_inflight=self.inflight, tag=tag,
-                    on_done=finished).start()
-            else:
-                self.t.count_nvlink(tag, sent_bytes(k, a, self.par.tp, self.act_bytes), 0)
-                self.net.schedule(channel_time_ps(k, a, self.par.tp, self.act_bytes, self.chunk, self.t.nvlink_time),
-                                  finished)
+            cls(self.t, ranks, self.act_bytes, chunk_bytes=self.chunk, max_inflight=self.inflight, tag=tag,
+                on_done=finished).start()
         step(0)
 
     def _op_done(self, p, d, kind, mb, c=0):
