@@ -167,3 +167,23 @@ def test_bench_forced_nvls_tree(capsys):
     assert main(args[:-1] + ["nvls"]) == 0
     rep = json.loads(capsys.readouterr().out)
     assert rep["tp_algorithms"] == {"allreduce": "nvls"} and set(rep["dp_collectives"]) == {"allreduce"}
+
+
+def test_simai_file_keeps_its_collectives_and_takes_the_algorithm():
+    """A SimAI micro-benchmark of all-reduces over 16 GPUs (2 servers): with NVLS-tree each one moves
+    2 (servers - 1) S over the fabric (the slices' trees) and 16 S + 2 S over NVLink (each of the 16 GPUs its
+    buffer up, each server's slices up again for the multicast); the ring moves 2 (N - 1) S in all."""
+    from conftest import DATA
+    from wormhole.workload import SimAIIteration, read_simai
+    w = read_simai(DATA + "/simai/micro_all_reduce.txt")
+    sizes = [lay.wg_bytes for lay in w.layers if lay.wg_comm == "ALLREDUCE"]
+    out = {}
+    for algo in ("ring", "nvls_tree"):
+        net = wh.Network(wh.rail_optimized(16), cc="none")
+        it = SimAIIteration(net, w, 16, nccl_algo=algo, nvls=True)
+        it.start()
+        net.run()
+        out[algo] = it.summary()
+    assert out["nvls_tree"]["fabric_bytes"] == sum(2 * s for s in sizes)
+    assert out["nvls_tree"]["nvlink_bytes"] == sum(18 * s for s in sizes)
+    assert out["ring"]["fabric_bytes"] + out["ring"]["nvlink_bytes"] == sum(2 * 15 * s for s in sizes)
