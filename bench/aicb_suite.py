@@ -34,7 +34,8 @@ def run_one(name, gpus, limit, mode, extra):
     cmd = [sys.executable, "-m", "wormhole.bench", name, "--gpus", str(gpus), "--json", "--mode", mode] + extra
     with tempfile.NamedTemporaryFile("r", suffix=".log", delete=False) as fh:
         log = fh.name
-    inner = "timeout %d %s" % (limit, " ".join(shlex.quote(c) for c in cmd))
+    # the pseudo-terminal has no size unless told: tqdm would draw a bar of width 0
+    inner = "stty cols 200 rows 50; timeout %d %s" % (limit, " ".join(shlex.quote(c) for c in cmd))
     t0 = time.time()
     proc = subprocess.run(["flock", LOCK, "script", "-qfec", inner, log], cwd=ROOT, stdout=subprocess.DEVNULL,
                           stderr=subprocess.DEVNULL)
@@ -54,7 +55,7 @@ def run_one(name, gpus, limit, mode, extra):
         rep["preset"] = name
         return rep
     reached = re.findall(r"t=([0-9.]+) ms simulated", text)
-    events = re.findall(r"\| *([0-9.]+[kMG]?) events", text)
+    events = re.findall(r"([0-9.]+[kMG]?) events \[", text)
     return {"preset": name, "gpus": gpus, "mode": mode, "finished": False, "returncode": proc.returncode,
             "limit_s": limit, "wall_s": round(wall, 1), "reached_ms": float(reached[-1]) if reached else None,
             "events_text": events[-1] if events else None, "tail": text[-300:]}
