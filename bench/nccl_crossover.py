@@ -3,6 +3,8 @@ and the simulated all-reduces on an idle rail-optimized fabric.
 
     python bench/nccl_crossover.py [--gpus 16 128] [--cc hpcc] [--mode accelerated] [--json]
 
+The ring runs in NCCL's ring order (each server crossing on one rail), the tree in NCCL's shape (chains in
+the servers, a double binary tree across them).
 Two groups per GPU count N (8 GPUs per server, 100 Gb/s NICs, A100 NVLink 2.4 Tb/s): every GPU (N ranks,
 8 per server: an all-reduce across the whole job), and one GPU per server (N / 8 ranks: the DP group of a
 TP 8 job).  For each: the tuner's ring/tree crossovers (NCCL's model has several where its tree
@@ -20,7 +22,7 @@ sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 import wormhole as wh                                              # noqa: E402
 from wormhole.workload import RingAllReduce, Transport             # noqa: E402
 from wormhole.workload import tuner                                # noqa: E402
-from wormhole.workload.collectives import TreeAllReduce            # noqa: E402
+from wormhole.workload.collectives import TreeAllReduce, ring_order  # noqa: E402
 
 A100 = tuner.Hardware(2400e9, 100e9, nvls=False)
 H100 = tuner.Hardware(3600e9, 100e9, nvls=True)
@@ -30,7 +32,8 @@ def simulate(cls, gpus, ranks, nbytes, cc, mode, chunk):
     net = wh.Network(wh.rail_optimized(gpus), wh.Config.preset(cc, accelerate=mode == "accelerated"))
     t = Transport(net, 8, 2400.0)
     done = []
-    c = cls(t, ranks, nbytes, on_done=done.append, chunk_bytes=chunk)
+    c = cls(t, ring_order(ranks) if cls is RingAllReduce else ranks, nbytes, on_done=done.append,
+            chunk_bytes=chunk)
     c.start()
     net.run()
     assert done == [c]

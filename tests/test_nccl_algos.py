@@ -120,3 +120,25 @@ def test_bench_nccl_algo(capsys):
     assert main(args + ["--nccl-algo", "tree"]) == 0
     rep = json.loads(capsys.readouterr().out)
     assert rep["nccl_algo"] == "tree" and set(rep["dp_collectives"]) == {"allreduce_tree"}
+
+
+def test_ring_order_keeps_server_crossings_on_one_rail():
+    """NCCL's ring order: every other server's GPUs reversed, so 2 servers of 8 are joined GPU 7 to 15 and
+    8 to 0 (rails 7 and 0: one leaf each, no spine); one GPU per server keeps GPU order."""
+    from wormhole.workload import ring_order
+    assert ring_order(range(16)) == list(range(8)) + list(range(15, 7, -1))
+    assert ring_order([0, 8, 16, 24]) == [0, 8, 16, 24]
+    assert ring_order([2, 0, 10, 8]) == [0, 2, 10, 8]
+    net = wh.Network(wh.rail_optimized(16), cc="none")
+    t = Transport(net)
+    RingAllReduce(t, ring_order(range(16)), 4 << 20).start()
+    net.run()
+    assert set(t.fabric_classes) == {"leaf"}
+
+
+def test_dp_ring_of_a_tp1_job_stays_on_the_rails(capsys):
+    """TP 1 on 16 GPUs: the DP ring spans both servers, 8 GPUs each; in ring order no byte crosses a spine."""
+    args = ["gpt7b", "--gpus", "16", "--tp", "1", "--layers", "1", "--no-progress", "--json"]
+    assert main(args) == 0
+    rep = json.loads(capsys.readouterr().out)
+    assert set(rep["fabric_bytes_by_class"]) == {"leaf"} and rep["fabric_bytes"] > 0

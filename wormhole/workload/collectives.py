@@ -207,6 +207,7 @@ class _Ring(Collective):
     """Ring with ``steps`` steps over segments of the buffer."""
 
     n_steps = 0
+    ring = True                 # ranks go in ``ring_order`` when a job builds its groups
 
     def __init__(self, *a, **kw):
         super().__init__(*a, **kw)
@@ -521,8 +522,17 @@ COLLECTIVES = {
 
 
 def ring_order(gpus, gpus_per_server=8):
-    """NCCL's ring order: GPUs grouped by server (a server's GPUs adjacent)."""
-    return sorted(gpus, key=lambda g: (g // gpus_per_server, g))
+    """NCCL's ring order: a server's GPUs adjacent, every other server's in reverse, so that the ring leaves
+    a server and enters the next through GPUs of the same local index: on a rail-optimized fabric each
+    crossing stays on one rail (a leaf, no spine), as NCCL builds its rings NIC n to NIC n.  (With an odd
+    number of servers the ring's closing edge crosses rails.)"""
+    by = {}
+    for g in sorted(gpus):
+        by.setdefault(g // gpus_per_server, []).append(g)
+    out = []
+    for i, s in enumerate(sorted(by)):
+        out += by[s] if i % 2 == 0 else by[s][::-1]
+    return out
 
 
 def alpha_beta_ring(kind, n, nbytes, rate_bps, alpha_ps, chunk_bytes=DEFAULT_CHUNK, wire_overhead=1.0):

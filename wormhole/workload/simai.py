@@ -20,7 +20,7 @@ from dataclasses import dataclass
 from ..errors import read_text
 from . import tuner
 from .algorithms import IMPLEMENTATIONS
-from .collectives import COLLECTIVES, DEFAULT_CHUNK, DEFAULT_INFLIGHT, Transport
+from .collectives import COLLECTIVES, DEFAULT_CHUNK, DEFAULT_INFLIGHT, Transport, ring_order
 from .models import WorkloadError
 
 POLICIES = ("HYBRID_TRANSFORMER_FWD_IN_BCKWD", "HYBRID_TRANSFORMER", "DATA", "MICRO")
@@ -209,12 +209,14 @@ class SimAIIteration:
             if kind in tuner.KINDS:         # the file names the collective; NCCL picks its algorithm
                 algo = tuner.choose(kind, tuner.Shape.of(group, self.gps), self.hw, nbytes, self.nccl_algo)
                 cls = IMPLEMENTATIONS[(kind, algo)]
-            coll = cls(self.t, group, nbytes, on_done=done, chunk_bytes=chunk, max_inflight=self.inflight)
+            order = ring_order(group, self.gps) if getattr(cls, "ring", False) else group
+            coll = cls(self.t, order, nbytes, on_done=done, chunk_bytes=chunk, max_inflight=self.inflight)
+            coll.order = order
             entry = self._colls[gkey] = (coll, waiters)
         coll, waiters = entry
         if cont is not None:
             waiters.append(cont)
-        coll.ready(group.index(self.gpu_ids[rank]))
+        coll.ready(coll.order.index(self.gpu_ids[rank]))
         return coll
 
     def _step(self, r, phase, i):

@@ -55,7 +55,7 @@ from dataclasses import dataclass
 
 from . import tuner
 from .algorithms import channel_time_ps, implementation, sent_bytes
-from .collectives import DEFAULT_CHUNK, DEFAULT_INFLIGHT, AllToAll, SendRecv, Transport
+from .collectives import DEFAULT_CHUNK, DEFAULT_INFLIGHT, AllToAll, SendRecv, Transport, ring_order
 from .critical import CriticalPath
 from .models import WorkloadError
 
@@ -591,19 +591,27 @@ class TrainingJob:
             tag = "dp " + cls.name
             what = "%s bucket %s stage %d%s" % (tag, which, p, " chunk %d" % chunk if self.vpp > 1 else "")
             blocks = [None] * par.tp
+            where = []                  # per TP rank: replica -> its index among the collective's ranks
             for t in range(par.tp):
                 self._colls_left += 1
                 done = lambda co, t=t: self._dp_done(co, tag, blocks[t], p, t)
-                colls.append(cls(self.t, [self.gpu(p, x, t) for x in range(par.dp)], nbytes,
+                ranks = self._group(cls, [self.gpu(p, x, t) for x in range(par.dp)])
+                where.append({g: i for i, g in enumerate(ranks)})
+                colls.append(cls(self.t, ranks, nbytes,
                                  on_done=done, chunk_bytes=self.chunk, max_inflight=self.inflight, tag=tag))
-            entry = self._colls[ck] = {"colls": colls, "ready": 0, "blocks": blocks, "what": what, "tag": tag}
+            entry = self._colls[ck] = {"colls": colls, "ready": 0, "blocks": blocks, "what": what, "tag": tag,
+                                       "where": where}
         entry["ready"] += 1
         if entry["ready"] == par.dp:                # the last replica's gradients: the collective can finish
             for t in range(par.tp):
                 entry["blocks"][t] = self._cp.open("dp", entry["what"], entry["what"], self.net.now,
                                                    self._cause[(p, d)], entry["tag"])
-        for c in entry["colls"]:
-            c.ready(d)
+        for t, c in enumerate(entry["colls"]):
+            c.ready(entry["where"][t][self.gpu(p, d, t)])
+
+    def _group(self, cls, gpus):
+        """A group's ranks in the collective's order: NCCL's ring order for rings, GPU order otherwise."""
+        return ring_order(gpus, self.gps) if getattr(cls, "ring", False) else list(gpus)
 
     def _dp_done(self, co, tag, block, p, t):
         self._cp.close(block, self.net.now)
@@ -626,8 +634,8 @@ class TrainingJob:
                 tag = "dp " + cls.name
                 self._colls_left += 1
                 b = self._cp.open("dp", "%s parameters stage %d" % (tag, p), tag, self.net.now, block, tag)
-                cls(self.t, group, nbytes, chunk_bytes=self.chunk, max_inflight=self.inflight, tag=tag,
-                    on_done=lambda co, b=b, tag=tag: self._ag_done(co, tag, b)).start()
+                cls(self.t, self._group(cls, group), nbytes, chunk_bytes=self.chunk, max_inflight=self.inflight,
+                    tag=tag, on_done=lambda co, b=b, tag=tag: self._ag_done(co, tag, b)).start()
 
     def _ag_done(self, co, tag, block):
         self._cp.close(block, self.net.now)
