@@ -34,14 +34,19 @@ def run_one(name, gpus, limit, mode, extra):
     cmd = [sys.executable, "-m", "wormhole.bench", name, "--gpus", str(gpus), "--json", "--mode", mode] + extra
     with tempfile.NamedTemporaryFile("r", suffix=".log", delete=False) as fh:
         log = fh.name
-    # the pseudo-terminal has no size unless told: tqdm would draw a bar of width 0
-    inner = "stty cols 200 rows 50; timeout %d %s" % (limit, " ".join(shlex.quote(c) for c in cmd))
+    out = log[:-4] + ".json"
+    # the pseudo-terminal has no size unless told: tqdm would draw a bar of width 0; the report goes to a
+    # file (script can drop the end of a long output when the command exits)
+    inner = "stty cols 200 rows 50; timeout %d %s > %s" % (limit, " ".join(shlex.quote(c) for c in cmd), out)
     t0 = time.time()
     proc = subprocess.run(["flock", LOCK, "script", "-qfec", inner, log], cwd=ROOT, stdout=subprocess.DEVNULL,
                           stderr=subprocess.DEVNULL)
     wall = time.time() - t0
     text = open(log, errors="replace").read()
     os.unlink(log)
+    if os.path.exists(out):
+        text = open(out, errors="replace").read() + "\n" + text
+        os.unlink(out)
     rep = None
     for line in text.splitlines():
         line = line.strip().strip("\r")
