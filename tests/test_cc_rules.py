@@ -4,7 +4,7 @@ import pytest
 
 import wormhole as wh
 from wormhole import cc as ccmod
-from wormhole._core.kernel import _py_dcqcn, _py_dctcp_on_ack, _py_hpcc_on_ack, _py_timely_on_ack
+from wormhole._core.testing import _py_dcqcn, _py_dctcp_on_ack, _py_hpcc_on_ack, _py_timely_on_ack
 
 G100 = 100 * 10**9
 

@@ -47,7 +47,7 @@ import numpy as np
 
 from . import network as _nw
 from ._core.fluid import FluidSolver
-from ._core.kernel import _py_ecmp_hash
+from ._core.routing import ecmp_hash
 from .errors import ApiError, ConfigError, NotAvailableError, RoutingError
 from .fabric import Fabric
 from .units import NS, as_bytes, as_time
@@ -126,7 +126,7 @@ class FlowNetwork(_nw._PortsMixin):
             cnt = int(f.rt_cnt[r])
             if cnt == 0 or len(path) > 64:
                 raise RoutingError("no route from host %d to host %d" % (s, d), value=(s, d))
-            k = 0 if cnt == 1 else _py_ecmp_hash(sip, dip, w2, int(f.seed[node])) % cnt
+            k = 0 if cnt == 1 else ecmp_hash(sip, dip, w2, int(f.seed[node])) % cnt
             port = int(f.rt_ports[int(f.rt_start[r]) + k])
             path.append(port)
             node = int(f.port_node[int(f.port_peer[port])])

@@ -22,6 +22,7 @@ import numpy as np
 
 from ._core.kernel import Kernel
 from . import cc as ccmod
+from . import kernel_inputs as ki
 from .config import Config
 from .errors import ApiError, NotAvailableError, ResourceLimitError, RoutingError, TopologyError, WormholeError
 from .fabric import Fabric
@@ -296,36 +297,22 @@ class Network(_PortsMixin):
         c = self.config
         spec = ccmod.spec(c.cc)
         intb = spec.int_bytes
-        return {
-            "mtu": int(c.mtu),
-            "hdr_bytes": BASE_HEADER + intb,
-            "ack_bytes": max(60, 14 + 20 + 12 + intb),
-            "pfc_bytes": 14 + 20 + 9,
-            "int_mode": spec.int_mode,
-            "ack_qidx": 0 if c.ack_high_prio else 3,
-            "ack_high_prio": int(c.switch_ack_high_prio),
-            "ecn": int(c.ecn),
-            "pfc": int(c.pfc),
-            "rate_bound": int(c.rate_bound),
-            "back_to_zero": int(c.l2_back_to_zero),
-            "chunk": int(c.l2_chunk_size),
-            "ack_interval": int(c.l2_ack_interval),
-            "nack_interval": ns3_fixed_point(float(c.nack_interval), 1000) * NS,
-            "reserve": int(c.reserve),
-            "resume_offset": int(c.resume_offset),
-            "quantum": int(c.time_quantum_ps),
-            "max_packets": int(c.max_packets),
-            "rto": int(round(float(c.rto) * 1e6)),
-            "seed": int(c.seed),
-            "cc": ccmod.kernel_params(c),
-            "sample_interval": int(round(float(c.sample_interval) * 1e6)),
-            "ns3_rng": self._ns3_rng(),
-            "accel": {"on": bool(c.accelerate), "l": int(c.steady_window), "theta": float(c.steady_theta),
-                      "min_skip": int(round(float(c.min_skip) * 1e6)),
-                      "margin": int(c.skip_margin) or 16 * int(c.mtu),
-                      "check_every": int(c.steady_check_every),
-                      "memo": bool(c.accelerate and c.memo)},
-        }
+        accel = None
+        if c.accelerate:
+            accel = ki.AccelParams(l=int(c.steady_window), theta=float(c.steady_theta),
+                                   min_skip=int(round(float(c.min_skip) * 1e6)),
+                                   margin=int(c.skip_margin) or 16 * int(c.mtu),
+                                   check_every=int(c.steady_check_every), memo=bool(c.memo))
+        return ki.KernelParams(
+            mtu=int(c.mtu), hdr_bytes=BASE_HEADER + intb, ack_bytes=max(60, 14 + 20 + 12 + intb),
+            pfc_bytes=14 + 20 + 9, int_mode=spec.int_mode, ack_qidx=0 if c.ack_high_prio else 3,
+            ack_high_prio=int(c.switch_ack_high_prio), ecn=int(c.ecn), pfc=int(c.pfc),
+            rate_bound=int(c.rate_bound), back_to_zero=int(c.l2_back_to_zero), chunk=int(c.l2_chunk_size),
+            ack_interval=int(c.l2_ack_interval), nack_interval=ns3_fixed_point(float(c.nack_interval), 1000) * NS,
+            reserve=int(c.reserve), resume_offset=int(c.resume_offset), quantum=int(c.time_quantum_ps),
+            max_packets=int(c.max_packets), rto=int(round(float(c.rto) * 1e6)), seed=int(c.seed),
+            sample_interval=int(round(float(c.sample_interval) * 1e6)), cc=ccmod.kernel_params(c),
+            ns3_rng=self._ns3_rng(), accel=accel)
 
     def _ns3_rng(self):
         c = self.config
@@ -335,7 +322,8 @@ class Network(_PortsMixin):
         base = int(c.ns3_stream_base)
         if base < 0:
             base = setup_streams(self.topology)
-        return stream_params(base, run=int(c.seed))     # the seed is the reference's RngRun
+        p = stream_params(base, run=int(c.seed))     # the seed is the reference's RngRun
+        return ki.Ns3Streams(base=p["base"], j1=p["j1"], j2=p["j2"], r1=p["r1"], r2=p["r2"])
 
     # -- the API ------------------------------------------------------------
     @property
