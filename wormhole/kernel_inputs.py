@@ -128,14 +128,6 @@ class FabricArrays:
         for name in ("port_peer", "host_nic", "rt_ports"):
             _index(self, name, npt, "ports")
 
-    @property
-    def n_hosts(self):
-        return len(self.host_nic)
-
-    @property
-    def n_switches(self):
-        return len(self.sw_buffer)
-
 
 @dataclass(frozen=True)
 class Ns3Streams:
