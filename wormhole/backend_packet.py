@@ -71,7 +71,7 @@ class PacketBackend(Backend):
         self._conns = {}            # connection -> deque of (end offset, message id): not yet done
         self._rconns = {}           # connection -> deque of (end offset, message id): not yet delivered
         self._memo = None
-        self.accel = Accelerator(self)
+        self.accel = Accelerator(self._kernel)
         c = net.config
         if c.accelerate and c.memo:
             from .accel.memo import Memo
@@ -275,8 +275,8 @@ class Accelerator:
     ids and versions come from the kernel's notices (``Memo.handle``).  Every
     reading is as of the current time, inside a fast-forward too."""
 
-    def __init__(self, backend):
-        self._k = backend._kernel
+    def __init__(self, kernel):
+        self._k = kernel
         self.memo = None        # the Memo (accel/memo.py) when memoization is on
 
     def _fid(self, f, call):
