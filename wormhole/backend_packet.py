@@ -33,7 +33,8 @@ def kernel_params(net):
         accel = ki.AccelParams(l=int(c.steady_window), theta=float(c.steady_theta),
                                min_skip=int(round(float(c.min_skip) * 1e6)),
                                margin=int(c.skip_margin) or 16 * int(c.mtu),
-                               check_every=int(c.steady_check_every), memo=bool(c.memo))
+                               check_every=int(c.steady_check_every), gp_span=_goodput_test_span(net),
+                               memo=bool(c.memo))
     return ki.KernelParams(
         mtu=int(c.mtu), hdr_bytes=BASE_HEADER + intb, ack_bytes=max(60, 14 + 20 + 12 + intb), pfc_bytes=14 + 20 + 9,
         int_mode=spec.int_mode, ack_qidx=0 if c.ack_high_prio else 3, ack_high_prio=int(c.switch_ack_high_prio),
@@ -44,6 +45,19 @@ def kernel_params(net):
         rto=int(round(float(c.rto) * 1e6)), seed=int(c.seed),
         sample_interval=int(round(float(c.sample_interval) * 1e6)),
         cc=ccmod.kernel_params(c), ns3_rng=_ns3_rng(net), accel=accel)
+
+
+def _goodput_test_span(net):
+    """The time a flow's rate window must span before the accelerator's
+    goodput test may call it steady: eight periods of its congestion
+    control's slowest loop (the CC registry's ``loop_period``, at the fabric's
+    largest base RTT), in ps; -1 when the test is off or the algorithm has no
+    bounded period."""
+    c = net.config
+    if not c.steady_goodput:
+        return -1
+    period = ccmod.spec(c.cc).loop_period(c, int(net.fabric.max_rtt_ns) * 1000)
+    return -1 if period is None else 8 * int(period)
 
 
 def _ns3_rng(net):

@@ -256,6 +256,12 @@ PARAMS = (
        0.0, 1e9, dynamics=True),
     _p("skip_margin", "bytes", 0, "bytes each flow still simulates packet by packet before an interrupt "
        "(0: 16 packets)", _int, None, 0, 1 << 40, dynamics=True),
+    _p("steady_goodput", "bool", False, "also call a flow steady when the goodputs (acknowledged bytes per busy "
+       "time) of its window's four quarters agree within theta with no trend, its rate oscillating around a "
+       "share, provided the window spans eight periods of its congestion control's slowest loop (HPCC, DCTCP: "
+       "the base RTT; DCQCN: its rate-increase timer; TIMELY: none, so never).  Off by default: it skips more "
+       "of contended rows, but it can freeze two HPCC flows' split before they reach fairness (7.6% on a "
+       "2-flow incast resumed from a mirror)", _bool, dynamics=True),
     _p("steady_check_every", "samples", 8, "re-check a steady flow's partition every this many samples", _int,
        None, 1, 1 << 30, dynamics=True),
     _p("memo", "bool", True, "with accelerate: memoize partition convergences (canonical conflict graphs)",

@@ -155,6 +155,8 @@ class AccelParams:
     min_skip: int = _c("int64")         # skip only if the next interrupt is at least this far, ps
     margin: int = _c("int64")           # bytes each flow still simulates before an interrupt
     check_every: int = _c("int32")      # re-check a steady flow's partition every this many samples
+    gp_span: int = _c("int64")          # the quarter-goodput steady test once a window spans this long, ps
+                                        # (-1: that test off)
     memo: int = _c("uint8")             # the memo database looks partitions up
 
     def __post_init__(self):
