@@ -205,6 +205,7 @@ class PacketBackend(Backend):
     def _dispatch_done(self):
         self._handle_memo()
         k, net = self._kernel, self.net
+        ended = net._message_end
         for fid in k.take_rcv_notes():
             rq = self._rconns.get(fid)
             if rq is None:                  # a flow's last byte arrived
@@ -212,14 +213,14 @@ class PacketBackend(Backend):
                 continue
             rcv = k.rcv_nxt(fid)
             while rq and rq[0][0] <= rcv:
-                net._message_end(rq.popleft()[1], True, False)
+                ended(rq.popleft()[1], True, False)
             if rq:
                 k.set_rcv_end(fid, rq[0][0])
         for conn in k.take_notes():
             una = k.snd_una(conn)
             q = self._conns[conn]
             while q and q[0][0] <= una:
-                net._message_end(q.popleft()[1], False, True)
+                ended(q.popleft()[1], False, True)
             if q:
                 k.set_msg_end(conn, q[0][0])
         ids = k.take_callbacks(self._cb_scan)

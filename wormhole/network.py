@@ -275,7 +275,7 @@ class Network:
         _callback(on_delivered, "on_delivered", "post")
         mid = len(self._msg_rows)
         self._backend.post(conn, mid, n)
-        self._msg_rows.append([conn, n, self.now, -1])
+        self._msg_rows.append([conn, n, self._backend.now, -1])
         self._msg_delivered.append(-1)
         if on_done is not None or on_delivered is not None:
             self._msg_callbacks[mid] = [on_delivered, on_done]
@@ -283,7 +283,9 @@ class Network:
 
     def message(self, mid):
         """MessageResult of one message (times -1 while pending)."""
-        mid = check_flow(self, mid, len(self._msg_rows), "message", "mid")
+        return self._message_result(check_flow(self, mid, len(self._msg_rows), "message", "mid"))
+
+    def _message_result(self, mid):
         conn, size, posted, done = self._msg_rows[mid]
         row = self._backend.flow_row(conn)
         return MessageResult(mid, conn, row[bk.SRC], row[bk.DST], size, posted, self._msg_delivered[mid], done,
@@ -356,7 +358,7 @@ class Network:
 
     def _message_end(self, mid, delivered, done):
         """Message ``mid`` was delivered and / or done now: its times, then its callbacks."""
-        now = self.now
+        now = self._backend.now
         if delivered:
             self._msg_delivered[mid] = now
         if done:
@@ -364,12 +366,14 @@ class Network:
         cbs = self._msg_callbacks.get(mid)
         if cbs is None:
             return
-        todo = [k for k, due in ((0, delivered), (1, done)) if due and cbs[k] is not None]
-        for k in todo:
-            cbs[k], cb = None, cbs[k]
-            cb(self.message(mid))
+        if delivered and cbs[0] is not None:
+            cb, cbs[0] = cbs[0], None
+            cb(self._message_result(mid))
+        if done and cbs[1] is not None:
+            cb, cbs[1] = cbs[1], None
+            cb(self._message_result(mid))
         if cbs[0] is None and cbs[1] is None:
-            del self._msg_callbacks[mid]
+            self._msg_callbacks.pop(mid, None)
 
     def _user_event(self, uid):
         self._user.pop(uid)()
