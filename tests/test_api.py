@@ -86,7 +86,7 @@ def test_accelerated_delivery_is_reported_at_the_virtual_time():
         in_skip = []
         for c in (c1, c2):
             for _ in range(8):
-                net.post(c, mb(1), on_delivered=lambda m: in_skip.append(bool(net._kernel.skipping())))
+                net.post(c, mb(1), on_delivered=lambda m: in_skip.append(bool(net.skipping())))
         net.run()
         return net, in_skip
 

@@ -109,7 +109,6 @@ ctypedef struct Port:
     int32_t node        # node that owns this port
     int32_t peer        # the port at the other end of the link
     int32_t ifindex     # device index on its node (ns-3 numbering, from 1)
-    int32_t link        # link index in the topology
     int64_t rate_bps    # line rate
     int64_t delay_ps    # propagation delay to the peer
     double error_rate   # probability that an arriving packet is corrupted
@@ -425,7 +424,6 @@ ctypedef struct Sim:
     int64_t heap_n      # events in the heap
     int64_t heap_cap    # capacity
     # fabric
-    int32_t n_nodes     # nodes (hosts and switches)
     int32_t n_ports     # directed ports (two per link)
     int32_t n_hosts     # hosts
     uint8_t* is_switch  # per node
@@ -436,7 +434,7 @@ ctypedef struct Sim:
     Port* ports         # per port
     MmuPort* mmu        # per port (used on switch ports)
     SwitchState* sw     # per switch
-    int32_t* rt_start   # [sw_idx * n_hosts + host_idx] -> first next hop in rt_ports
+    int32_t* rt_start   # [node * n_hosts + host_idx] -> first next hop in rt_ports
     int32_t* rt_cnt     # number of next hops
     int32_t* rt_ports   # egress ports
     int32_t* host_nic   # host index -> first NIC port

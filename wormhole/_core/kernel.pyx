@@ -786,11 +786,122 @@ cdef int compute_path(Sim* s, int32_t src, int32_t dst, uint32_t w2, int32_t* ou
             return -1
 
 
+cdef void _load_fabric(Sim* s, fab) except *:
+    """Copy a FabricArrays into the Sim's node, port, switch and routing arrays."""
+    cdef const uint8_t[::1] is_switch = fab.is_switch
+    cdef const int32_t[::1] host_idx = fab.host_idx, sw_idx = fab.sw_idx, host_nic = fab.host_nic
+    cdef const uint32_t[::1] node_ip = fab.node_ip, seed = fab.seed
+    cdef const int32_t[::1] port_node = fab.port_node, port_peer = fab.port_peer, port_ifindex = fab.port_ifindex
+    cdef const int64_t[::1] port_rate = fab.port_rate, port_delay = fab.port_delay
+    cdef const double[::1] port_error = fab.port_error, pmax = fab.port_pmax
+    cdef const int64_t[::1] headroom = fab.port_headroom, kmin = fab.port_kmin, kmax = fab.port_kmax
+    cdef const int32_t[::1] pfc_shift = fab.port_pfc_shift
+    cdef const int64_t[::1] sw_buffer = fab.sw_buffer, sw_hdrm = fab.sw_total_hdrm, sw_rsrv = fab.sw_total_rsrv
+    cdef const int32_t[::1] rt_start = fab.rt_start, rt_cnt = fab.rt_cnt, rt_ports = fab.rt_ports
+    cdef int32_t nn = is_switch.shape[0], npt = port_node.shape[0], nh = host_nic.shape[0]
+    cdef int32_t nsw = sw_buffer.shape[0], q
+    cdef int64_t i, nrt = rt_start.shape[0], nrp = rt_ports.shape[0]
+    s.n_ports = npt
+    s.n_hosts = nh
+    s.is_switch = <uint8_t*>calloc(nn, 1)
+    s.host_idx = <int32_t*>calloc(nn, sizeof(int32_t))
+    s.sw_idx = <int32_t*>calloc(nn, sizeof(int32_t))
+    s.node_ip = <uint32_t*>calloc(nn, sizeof(uint32_t))
+    s.seed = <uint32_t*>calloc(nn, sizeof(uint32_t))
+    s.ports = <Port*>calloc(npt, sizeof(Port))
+    s.mmu = <MmuPort*>calloc(npt, sizeof(MmuPort))
+    s.sw = <SwitchState*>calloc(nsw if nsw > 0 else 1, sizeof(SwitchState))
+    s.host_nic = <int32_t*>calloc(nh if nh > 0 else 1, sizeof(int32_t))
+    s.rt_start = <int32_t*>calloc(nrt if nrt > 0 else 1, sizeof(int32_t))
+    s.rt_cnt = <int32_t*>calloc(nrt if nrt > 0 else 1, sizeof(int32_t))
+    s.rt_ports = <int32_t*>calloc(nrp if nrp > 0 else 1, sizeof(int32_t))
+    s.done = <int32_t*>calloc(64, sizeof(int32_t))
+    if (s.is_switch == NULL or s.host_idx == NULL or s.sw_idx == NULL or s.node_ip == NULL or s.seed == NULL
+            or s.ports == NULL or s.mmu == NULL or s.sw == NULL or s.host_nic == NULL or s.rt_start == NULL
+            or s.rt_cnt == NULL or s.rt_ports == NULL or s.done == NULL):
+        raise MemoryError()
+    for i in range(nn):
+        s.is_switch[i] = is_switch[i]
+        s.host_idx[i] = host_idx[i]
+        s.sw_idx[i] = sw_idx[i]
+        s.node_ip[i] = node_ip[i]
+        s.seed[i] = seed[i]
+    for i in range(nh):
+        s.host_nic[i] = host_nic[i]
+    for i in range(npt):
+        s.ports[i].node = port_node[i]
+        s.ports[i].peer = port_peer[i]
+        s.ports[i].ifindex = port_ifindex[i]
+        s.ports[i].rate_bps = port_rate[i]
+        s.ports[i].delay_ps = port_delay[i]
+        s.ports[i].error_rate = port_error[i]
+        s.ports[i].wake_t = -1
+        for q in range(NQ):
+            s.ports[i].qhead[q] = NO_PKT
+            s.ports[i].qtail[q] = NO_PKT
+        s.mmu[i].headroom = headroom[i]
+        s.mmu[i].pfc_shift = pfc_shift[i]
+        s.mmu[i].kmin = kmin[i]
+        s.mmu[i].kmax = kmax[i]
+        s.mmu[i].pmax = pmax[i]
+    for i in range(nsw):
+        s.sw[i].buffer = sw_buffer[i]
+        s.sw[i].total_hdrm = sw_hdrm[i]
+        s.sw[i].total_rsrv = sw_rsrv[i]
+    for i in range(nrt):
+        s.rt_start[i] = rt_start[i]
+        s.rt_cnt[i] = rt_cnt[i]
+    for i in range(nrp):
+        s.rt_ports[i] = rt_ports[i]
+
+
+cdef void _load_params(Sim* s, params) except *:
+    """Copy a KernelParams: the Params struct, the ns-3 streams, the seed, CC, the accelerator, the sampler."""
+    cdef int32_t i
+    s.p = params.params_struct()
+    rng = params.ns3_rng
+    if rng is not None:
+        for i in range(6):
+            s.ns3rng.base[i] = rng.base[i]
+        for i in range(9):
+            s.ns3rng.j1[i] = rng.j1[i]
+            s.ns3rng.j2[i] = rng.j2[i]
+            s.ns3rng.r1[i] = rng.r1[i]
+            s.ns3rng.r2[i] = rng.r2[i]
+    s.rng = <uint64_t>params.seed ^ 0x5eed5eed5eed5eedULL
+    _fill_cc_params(&s.cc, params.cc, s.p.mtu)
+    acc = params.accel
+    if acc is not None:
+        s.acc.on = 1
+        s.acc.l = acc.l
+        s.acc.theta = acc.theta
+        s.acc.min_skip = acc.min_skip
+        s.acc.margin = acc.margin
+        s.acc.check_every = acc.check_every
+        s.acc.quarters = acc.gp_span >= 0
+        s.acc.gp_span = acc.gp_span
+        s.acc.back_why = 3
+        s.acc.memo = acc.memo
+        s.acc.port_part = <int32_t*>malloc(s.n_ports * sizeof(int32_t))
+        s.acc.port_flows = <int32_t**>calloc(s.n_ports, sizeof(int32_t*))
+        s.acc.port_nf = <int32_t*>calloc(s.n_ports, sizeof(int32_t))
+        s.acc.port_cap = <int32_t*>calloc(s.n_ports, sizeof(int32_t))
+        if (s.acc.port_part == NULL or s.acc.port_flows == NULL or s.acc.port_nf == NULL
+                or s.acc.port_cap == NULL):
+            raise MemoryError()
+        for i in range(s.n_ports):
+            s.acc.port_part[i] = -1
+    s.sample_interval = params.sample_interval
+    if s.sample_interval > 0:
+        if heap_push(s, 0, EV_SAMPLE, 0, 0) != 0:
+            raise MemoryError()
+
+
 cdef class Kernel:
-    """Owner of one simulation's state.  Built from a compiled fabric (plain
-    numpy arrays) and a parameter dict; flows and user events are added from
-    Python, ``run`` advances the clock in C."""
-    cdef Sim* s
+    """Owner of one simulation's state.  Built from typed inputs (the compiled
+    fabric's arrays and the parameters, ``wormhole.kernel_inputs``); flows and
+    user events are added from Python, ``run`` advances the clock in C.  Its
+    state ``s`` (a Sim) is declared in kernel.pxd."""
 
     def __cinit__(self):
         self.s = <Sim*>calloc(1, sizeof(Sim))
@@ -836,128 +947,14 @@ cdef class Kernel:
             free(s.acc.pool)
         free(s)
 
-    def build(self, dict fab, dict params):
-        """Load the compiled fabric arrays and the behaviour parameters."""
-        cdef Sim* s = self.s
-        cdef int32_t i, q, nn, npt, nh, nsw
-        if s.ports != NULL:
+    def build(self, fab, params):
+        """Load the compiled fabric (a ``kernel_inputs.FabricArrays``) and the
+        behaviour parameters (a ``kernel_inputs.KernelParams``), both checked
+        when they were made: lengths, index ranges and C types."""
+        if self.s.ports != NULL:
             raise RuntimeError("kernel already built")
-        nn = len(fab["is_switch"])
-        npt = len(fab["port_node"])
-        nh = int(fab["n_hosts"])
-        nsw = int(fab["n_switches"])
-        s.n_nodes = nn
-        s.n_ports = npt
-        s.n_hosts = nh
-        s.is_switch = <uint8_t*>calloc(nn, 1)
-        s.host_idx = <int32_t*>calloc(nn, sizeof(int32_t))
-        s.sw_idx = <int32_t*>calloc(nn, sizeof(int32_t))
-        s.node_ip = <uint32_t*>calloc(nn, sizeof(uint32_t))
-        s.seed = <uint32_t*>calloc(nn, sizeof(uint32_t))
-        s.ports = <Port*>calloc(npt, sizeof(Port))
-        s.mmu = <MmuPort*>calloc(npt, sizeof(MmuPort))
-        s.sw = <SwitchState*>calloc(nsw if nsw > 0 else 1, sizeof(SwitchState))
-        s.host_nic = <int32_t*>calloc(nh if nh > 0 else 1, sizeof(int32_t))
-        nrt = len(fab["rt_start"])
-        s.rt_start = <int32_t*>calloc(nrt if nrt > 0 else 1, sizeof(int32_t))
-        s.rt_cnt = <int32_t*>calloc(nrt if nrt > 0 else 1, sizeof(int32_t))
-        nrp = len(fab["rt_ports"])
-        s.rt_ports = <int32_t*>calloc(nrp if nrp > 0 else 1, sizeof(int32_t))
-        s.done = <int32_t*>calloc(64, sizeof(int32_t))
-        if (s.is_switch == NULL or s.host_idx == NULL or s.sw_idx == NULL or s.ports == NULL
-                or s.mmu == NULL or s.sw == NULL or s.rt_start == NULL or s.rt_cnt == NULL
-                or s.rt_ports == NULL or s.done == NULL):
-            raise MemoryError()
-        for i in range(nn):
-            s.is_switch[i] = fab["is_switch"][i]
-            s.host_idx[i] = fab["host_idx"][i]
-            s.sw_idx[i] = fab["sw_idx"][i]
-            s.node_ip[i] = fab["node_ip"][i]
-            s.seed[i] = fab["seed"][i]
-        for i in range(nh):
-            s.host_nic[i] = fab["host_nic"][i]
-        for i in range(npt):
-            s.ports[i].node = fab["port_node"][i]
-            s.ports[i].peer = fab["port_peer"][i]
-            s.ports[i].ifindex = fab["port_ifindex"][i]
-            s.ports[i].link = fab["port_link"][i]
-            s.ports[i].rate_bps = fab["port_rate"][i]
-            s.ports[i].delay_ps = fab["port_delay"][i]
-            s.ports[i].error_rate = fab["port_error"][i]
-            s.ports[i].wake_t = -1
-            for q in range(NQ):
-                s.ports[i].qhead[q] = NO_PKT
-                s.ports[i].qtail[q] = NO_PKT
-            s.mmu[i].headroom = fab["port_headroom"][i]
-            s.mmu[i].pfc_shift = fab["port_pfc_shift"][i]
-            s.mmu[i].kmin = fab["port_kmin"][i]
-            s.mmu[i].kmax = fab["port_kmax"][i]
-            s.mmu[i].pmax = fab["port_pmax"][i]
-        for i in range(nsw):
-            s.sw[i].buffer = fab["sw_buffer"][i]
-            s.sw[i].total_hdrm = fab["sw_total_hdrm"][i]
-            s.sw[i].total_rsrv = fab["sw_total_rsrv"][i]
-        for i in range(nrt):
-            s.rt_start[i] = fab["rt_start"][i]
-            s.rt_cnt[i] = fab["rt_cnt"][i]
-        for i in range(nrp):
-            s.rt_ports[i] = fab["rt_ports"][i]
-        s.p.mtu = params["mtu"]
-        s.p.hdr_bytes = params["hdr_bytes"]
-        s.p.ack_bytes = params["ack_bytes"]
-        s.p.pfc_bytes = params["pfc_bytes"]
-        s.p.int_mode = params["int_mode"]
-        s.p.ack_qidx = params["ack_qidx"]
-        s.p.ack_high_prio = params["ack_high_prio"]
-        s.p.ecn = params["ecn"]
-        s.p.pfc = params["pfc"]
-        s.p.rate_bound = params["rate_bound"]
-        s.p.back_to_zero = params["back_to_zero"]
-        s.p.chunk = params["chunk"]
-        s.p.ack_interval = params["ack_interval"]
-        s.p.nack_interval = params["nack_interval"]
-        s.p.reserve = params["reserve"]
-        s.p.resume_offset = params["resume_offset"]
-        s.p.quantum = params["quantum"]
-        s.p.max_packets = params["max_packets"]
-        s.p.rto = params["rto"]
-        rng = params.get("ns3_rng")
-        s.p.ns3_rng = rng is not None
-        if rng is not None:
-            for i in range(6):
-                s.ns3rng.base[i] = rng["base"][i]
-            for i in range(9):
-                s.ns3rng.j1[i] = rng["j1"][i]
-                s.ns3rng.j2[i] = rng["j2"][i]
-                s.ns3rng.r1[i] = rng["r1"][i]
-                s.ns3rng.r2[i] = rng["r2"][i]
-        s.rng = <uint64_t>params["seed"] ^ 0x5eed5eed5eed5eedULL
-        _fill_cc_params(&s.cc, params["cc"], s.p.mtu)
-        acc = params.get("accel")
-        if acc is not None and acc["on"]:
-            s.acc.on = 1
-            s.acc.l = acc["l"]
-            s.acc.theta = acc["theta"]
-            s.acc.min_skip = acc["min_skip"]
-            s.acc.margin = acc["margin"]
-            s.acc.check_every = acc["check_every"]
-            s.acc.quarters = acc["gp_span"] >= 0
-            s.acc.gp_span = acc["gp_span"]
-            s.acc.back_why = 3
-            s.acc.memo = acc.get("memo", False)
-            s.acc.port_part = <int32_t*>malloc(npt * sizeof(int32_t))
-            s.acc.port_flows = <int32_t**>calloc(npt, sizeof(int32_t*))
-            s.acc.port_nf = <int32_t*>calloc(npt, sizeof(int32_t))
-            s.acc.port_cap = <int32_t*>calloc(npt, sizeof(int32_t))
-            if (s.acc.port_part == NULL or s.acc.port_flows == NULL or s.acc.port_nf == NULL
-                    or s.acc.port_cap == NULL):
-                raise MemoryError()
-            for i in range(npt):
-                s.acc.port_part[i] = -1
-        s.sample_interval = params["sample_interval"]
-        if s.sample_interval > 0:
-            if heap_push(s, 0, EV_SAMPLE, 0, 0) != 0:
-                raise MemoryError()
+        _load_fabric(self.s, fab)
+        _load_params(self.s, params)
 
     def add_flow(self, int src, int dst, int64_t size, int64_t start, int sport, int dport,
                  int pg, int64_t win, int64_t base_rtt, bint var_win, bint has_cb, bint persistent=False,
@@ -1170,10 +1167,6 @@ cdef class Kernel:
         if t < self.s.now:
             raise ValueError("the clock cannot go backwards")
         self.s.now = t
-
-    @property
-    def fail(self):
-        return self.s.fail
 
     @property
     def n_flows(self):
@@ -1452,11 +1445,6 @@ cdef class Kernel:
             "pause_sent": [m.pause_sent[q] for q in range(NQ)],
         }
 
-    def switch_state(self, int32_t sw):
-        cdef SwitchState* x = &self.s.sw[sw]
-        return {"buffer": x.buffer, "shared_used": x.shared_used, "used": x.used,
-                "total_hdrm": x.total_hdrm, "total_rsrv": x.total_rsrv}
-
     def stats(self):
         cdef Sim* s = self.s
         by_kind = {EVENT_NAMES[k]: s.events[k] for k in range(<int>N_EVENT_KINDS)}
@@ -1507,21 +1495,6 @@ cdef class Kernel:
         }
 
 
-def _py_tx_time_ps(int64_t nbytes, int64_t bps, int64_t quantum_ps=1000):
-    """Serialisation time in ps (wrapper of the kernel's C helper, for tests)."""
-    return wh_tx_time_ps(nbytes, bps, quantum_ps)
-
-
-def _py_ns3_seconds_to_ns(double v):
-    """The reference's double-seconds to integer-ns conversion (for tests)."""
-    return wh_ns3_seconds_to_ns(v)
-
-
-def _py_ecmp_hash(uint32_t w0, uint32_t w1, uint32_t w2, uint32_t seed):
-    """The reference switch's ECMP hash (MurmurHash3 x86_32 over 12 bytes)."""
-    return wh_ecmp_hash3(w0, w1, w2, seed)
-
-
 # ------------------------------------------------------------------ CC rules for tests
 
 cdef void _fill_cc_params(CcParams* c, dict cc, int64_t mtu) except *:
@@ -1549,190 +1522,3 @@ cdef void _fill_cc_params(CcParams* c, dict cc, int64_t mtu) except *:
     c.tmly_thigh = cc["tmly_thigh"]
     c.tmly_min_rtt = cc["tmly_min_rtt"]
     c.mtu = mtu
-
-
-def _py_dcqcn(str step, dict state, dict cc, int64_t rate, int64_t line_rate=0):
-    """Apply one DCQCN rule ('cnp', 'alpha', 'decrease', 'increase') to a state
-    dict; returns (state, rate, flag) where flag is 'first CNP' or 'cut'."""
-    cdef CcParams p
-    cdef DcqcnState st
-    cdef bint flag = False
-    _fill_cc_params(&p, cc, 1000)
-    memset(&st, 0, sizeof(DcqcnState))
-    dcqcn_init(&st, line_rate)
-    st.alpha = state.get("alpha", st.alpha)
-    st.target_rate = state.get("target_rate", st.target_rate)
-    st.rp_stage = state.get("rp_stage", st.rp_stage)
-    st.first_cnp = state.get("first_cnp", st.first_cnp)
-    st.alpha_cnp = state.get("alpha_cnp", st.alpha_cnp)
-    st.dec_cnp = state.get("dec_cnp", st.dec_cnp)
-    if step == "cnp":
-        flag = dcqcn_cnp(&st, &p, &rate)
-    elif step == "alpha":
-        dcqcn_alpha_update(&st, &p)
-    elif step == "decrease":
-        flag = dcqcn_decrease(&st, &p, &rate)
-    elif step == "increase":
-        dcqcn_increase(&st, &p, &rate, line_rate)
-    else:
-        raise ValueError(step)
-    return ({"alpha": st.alpha, "target_rate": st.target_rate, "rp_stage": st.rp_stage,
-             "first_cnp": st.first_cnp, "alpha_cnp": st.alpha_cnp, "dec_cnp": st.dec_cnp}, rate, flag)
-
-
-def _py_hpcc_on_ack(dict state, dict cc, list hops, int64_t ack_seq, int64_t snd_nxt, int64_t max_rate,
-                    int64_t base_rtt_ns, int64_t win):
-    """One HPCC ACK. hops: [(time_ns, tx_bytes, qlen_bytes, rate_bps)] as a switch
-    measured them (packed here as on the wire). Returns (state, changed, new_rate)."""
-    cdef CcParams p
-    cdef HpccState st
-    cdef IntHop ih[5]
-    cdef int i, n = len(hops)
-    cdef int64_t nr = 0
-    cdef bint changed
-    _fill_cc_params(&p, cc, 1000)
-    hpcc_init(&st, max_rate)
-    st.last_update_seq = state.get("last_update_seq", 0)
-    st.cur_rate = state.get("cur_rate", max_rate)
-    st.inc_stage = state.get("inc_stage", 0)
-    st.u = state.get("u", 1.0)
-    for i, h in enumerate(state.get("hops", [])):
-        st.hop[i].time = <uint32_t>((h[0]) & 0xFFFFFF)
-        st.hop[i].bytes = <uint32_t>((h[1] // (128 * p.int_multi)) & 0xFFFFF)
-        st.hop[i].qlen = <uint32_t>((h[2] // (80 * p.int_multi)) & 0x1FFFF)
-        st.hop[i].rate_bps = h[3]
-    for i in range(n):
-        ih[i].time = <uint32_t>(hops[i][0] & 0xFFFFFF)
-        ih[i].bytes = <uint32_t>((hops[i][1] // (128 * p.int_multi)) & 0xFFFFF)
-        ih[i].qlen = <uint32_t>((hops[i][2] // (80 * p.int_multi)) & 0x1FFFF)
-        ih[i].rate_bps = hops[i][3]
-    changed = hpcc_on_ack(&st, &p, ih, n, ack_seq, snd_nxt, max_rate, base_rtt_ns, win, &nr)
-    return ({"last_update_seq": st.last_update_seq, "cur_rate": st.cur_rate, "inc_stage": st.inc_stage,
-             "u": st.u, "hops": [(st.hop[i].time, st.hop[i].bytes * 128 * p.int_multi,
-                                  st.hop[i].qlen * 80 * p.int_multi, st.hop[i].rate_bps) for i in range(n)]},
-            changed, nr)
-
-
-def _py_timely_on_ack(dict state, dict cc, int64_t ack_seq, int64_t snd_nxt, int64_t rtt_ns, int64_t max_rate,
-                      int64_t rate):
-    cdef CcParams p
-    cdef TimelyState st
-    cdef bint changed
-    _fill_cc_params(&p, cc, 1000)
-    timely_init(&st, max_rate)
-    st.last_update_seq = state.get("last_update_seq", 0)
-    st.cur_rate = state.get("cur_rate", max_rate)
-    st.inc_stage = state.get("inc_stage", 0)
-    st.last_rtt = state.get("last_rtt", 0)
-    st.rtt_diff = state.get("rtt_diff", 0.0)
-    changed = timely_on_ack(&st, &p, ack_seq, snd_nxt, rtt_ns, max_rate, &rate)
-    return ({"last_update_seq": st.last_update_seq, "cur_rate": st.cur_rate, "inc_stage": st.inc_stage,
-             "last_rtt": st.last_rtt, "rtt_diff": st.rtt_diff}, changed, rate)
-
-
-def _py_dctcp_on_ack(dict state, dict cc, int64_t ack_seq, bint ecn, int64_t snd_nxt, int64_t max_rate,
-                     int64_t rate, int64_t mtu=1000):
-    cdef CcParams p
-    cdef DctcpState st
-    _fill_cc_params(&p, cc, mtu)
-    dctcp_init(&st)
-    st.last_update_seq = state.get("last_update_seq", 0)
-    st.high_seq = state.get("high_seq", 0)
-    st.ecn_cnt = state.get("ecn_cnt", 0)
-    st.batch = state.get("batch", 0)
-    st.alpha = state.get("alpha", 1.0)
-    st.ca_state = state.get("ca_state", 0)
-    dctcp_on_ack(&st, &p, ack_seq, ecn, snd_nxt, max_rate, &rate)
-    return ({"last_update_seq": st.last_update_seq, "high_seq": st.high_seq, "ecn_cnt": st.ecn_cnt,
-             "batch": st.batch, "alpha": st.alpha, "ca_state": st.ca_state}, rate)
-
-
-# ------------------------------------------------------------------ MMU rules for tests
-
-_MMU_PORT_ARRAYS = ("ingress", "hdrm", "egress", "pause_sent")
-_MMU_PORT_SCALARS = ("headroom", "pfc_shift", "kmin", "kmax", "pmax")
-_MMU_SWITCH = ("buffer", "shared_used", "total_hdrm", "total_rsrv", "used")
-
-
-def _py_mmu(str op, dict port, dict switch, int64_t reserve=4096, int64_t resume_offset=3072, int q=3,
-            int64_t size=0, int draws=1, uint64_t seed=1):
-    """Apply one switch-MMU rule of mmu.pxd on a two-port switch (port 0 the
-    ingress, port 1 the egress) built from dicts; returns (result, port 0,
-    port 1, switch) as dicts.  ``op``: 'threshold', 'admit', 'add', 'remove',
-    'pause', 'resume' (on port 0, queue q) or 'mark' (egress port 1, queue q:
-    the number of marks in ``draws`` draws).  ``port`` gives port 0's fields
-    (the arrays as lists of 8 or {queue: value}); port 1 copies its scalars,
-    and ``port['egress']`` is put on port 1."""
-    cdef Sim s
-    cdef MmuPort mm[2]
-    cdef SwitchState sw
-    cdef int i, k
-    cdef object result
-    memset(&s, 0, sizeof(Sim))
-    memset(mm, 0, sizeof(mm))
-    memset(&sw, 0, sizeof(SwitchState))
-    if not 0 <= q < 8:
-        raise ValueError("queue must be 0..7")
-    for name in port:
-        if name not in _MMU_PORT_ARRAYS and name not in _MMU_PORT_SCALARS:
-            raise KeyError(name)
-    for name in switch:
-        if name not in _MMU_SWITCH:
-            raise KeyError(name)
-    for k in range(2):
-        mm[k].headroom = port.get("headroom", 0)
-        mm[k].pfc_shift = port.get("pfc_shift", 3)
-        mm[k].kmin = port.get("kmin", 0)
-        mm[k].kmax = port.get("kmax", 0)
-        mm[k].pmax = port.get("pmax", 0.0)
-    for name in _MMU_PORT_ARRAYS:
-        v = port.get(name, {})
-        items = v.items() if isinstance(v, dict) else enumerate(v)
-        for i, x in items:
-            if name == "ingress":
-                mm[0].ingress[i] = x
-            elif name == "hdrm":
-                mm[0].hdrm[i] = x
-            elif name == "egress":
-                mm[1].egress[i] = x
-            else:
-                mm[0].pause_sent[i] = x
-    sw.buffer = switch.get("buffer", 0)
-    sw.shared_used = switch.get("shared_used", 0)
-    sw.total_hdrm = switch.get("total_hdrm", 0)
-    sw.total_rsrv = switch.get("total_rsrv", 0)
-    sw.used = switch.get("used", 0)
-    s.mmu = mm
-    s.sw = &sw
-    s.p.reserve = reserve
-    s.p.resume_offset = resume_offset
-    s.rng = seed
-    if op == "threshold":
-        result = mmu_threshold(&s, 0, &sw)
-    elif op == "admit":
-        result = bool(mmu_admit(&s, 0, q, size, &sw))
-    elif op == "add":
-        mmu_add(&s, 0, 1, q, size, &sw)
-        result = None
-    elif op == "remove":
-        mmu_remove(&s, 0, 1, q, size, &sw)
-        result = None
-    elif op == "pause":
-        result = bool(mmu_should_pause(&s, 0, q, &sw))
-    elif op == "resume":
-        result = bool(mmu_should_resume(&s, 0, q, &sw))
-    elif op == "mark":
-        result = 0
-        for i in range(draws):
-            if mmu_should_mark(&s, 1, q):
-                result += 1
-    else:
-        raise ValueError("unknown MMU rule %r" % op)
-
-    def _port(k):
-        return {"ingress": [mm[k].ingress[i] for i in range(8)], "hdrm": [mm[k].hdrm[i] for i in range(8)],
-                "egress": [mm[k].egress[i] for i in range(8)],
-                "pause_sent": [mm[k].pause_sent[i] for i in range(8)]}
-    return (result, _port(0), _port(1),
-            {"buffer": sw.buffer, "shared_used": sw.shared_used, "total_hdrm": sw.total_hdrm,
-             "total_rsrv": sw.total_rsrv, "used": sw.used})

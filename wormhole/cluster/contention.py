@@ -14,11 +14,7 @@ where ``factor`` is MoSim's S_J (iteration = T_comp + T_net x S_J, Eq. 2):
 
 A job in its loading phase sends nothing and is not counted by any model.
 """
-from ..errors import WormholeError
-
-
-class ContentionError(WormholeError):
-    """Unknown contention model or a bad model parameter."""
+from ..errors import ContentionError
 
 
 class NoContention:

@@ -51,9 +51,9 @@ host), so a recurring co-location is simulated once.
 """
 
 from ..config import Config
+from ..errors import ContentionError
 from ..network import Network
 from ..units import S
-from .contention import ContentionError
 from .policies import bin_packing
 
 _PHI = 0.6180339887498949
