@@ -728,7 +728,13 @@ cdef void memo_follow(Sim* s, int32_t P) noexcept nogil:
 cdef int32_t _take_events(Sim* s, int32_t P, Skip* sk) noexcept nogil:
     """Move the partition's events from the heap to the skip; -1 if memory ran out."""
     cdef int64_t k, j = 0
+    cdef int32_t* ports
+    cdef int32_t n, i
     sk.n_ev = 0
+    for k in range(s.acc.part_nf[P]):       # the partition's packets in flight, all in the heap
+        _flow_ports(s, s.acc.part_flows[P][k], &ports, &n)
+        for i in range(n):
+            wire_flush(s, ports[i])
     for k in range(s.heap_n):
         if _owned(s, &s.heap[k], P):
             if sk.n_ev == sk.cap_ev:

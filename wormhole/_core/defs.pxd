@@ -104,6 +104,8 @@ ctypedef struct Packet:
     uint8_t pfc_pause   # PFC frame: 1 = pause, 0 = resume
     uint8_t nhop        # INT hop records written so far
     uint8_t _pad
+    int64_t arr_t       # on a wire behind another packet of its port: arrival time at the peer, ps
+    uint64_t arr_seq    # and the sequence number its arrival event was given when it was sent
 
 ctypedef struct Port:
     int32_t node        # node that owns this port
@@ -127,6 +129,10 @@ ctypedef struct Port:
     int32_t wakes_pending  # host: wake-ups since the NIC last sent a data packet
     double wake_per_pkt    # host: recent wake-ups per data packet (mean over ~1024 packets);
                            # a fast-forward counts the wake-ups its skipped packets would have cost
+    int32_t wire_head   # packets on the link whose arrival is not in the heap yet, in arrival order
+    int32_t wire_tail   # (linked by Packet.next): each enters the heap when the one ahead arrives
+    int32_t wire_heap   # this port's arrivals in the heap (at most one unless a fast-forward flushed
+                        # the wire)
     int32_t* qps        # host: queue pairs attached to this NIC, in arrival order
     int32_t nqps        # host: number of entries in qps
     int32_t cap_qps     # host: capacity of qps
@@ -423,6 +429,8 @@ ctypedef struct Sim:
     Event* heap         # binary heap ordered by (t, seq)
     int64_t heap_n      # events in the heap
     int64_t heap_cap    # capacity
+    uint64_t cur_seq    # sequence number of the event being processed (or last processed)
+    int64_t wire_n      # packets on wires whose arrival is not in the heap (see Port.wire_head)
     # fabric
     int32_t n_nodes     # nodes (hosts and switches)
     int32_t n_ports     # directed ports (two per link)

@@ -16,7 +16,7 @@ cimport numpy as cnp
 import numpy as np
 
 from wormhole._core.defs cimport *
-from wormhole._core.heap cimport heap_push, heap_pop
+from wormhole._core.heap cimport heap_push, heap_push_seq, heap_pop
 from wormhole._core.mmu cimport (mmu_threshold, mmu_admit, mmu_add, mmu_remove, mmu_should_pause,
                                  mmu_should_resume, mmu_should_mark)
 from wormhole._core.cc cimport (dcqcn_init, dcqcn_cnp, dcqcn_alpha_update, dcqcn_decrease, dcqcn_increase,
@@ -124,8 +124,65 @@ cdef inline void start_tx(Sim* s, int32_t port, int32_t pk) noexcept nogil:
         s.tx_ctrl += 1
     if heap_push(s, s.now + tx, EV_TX_DONE, port, 0) != 0:
         s.fail = 1
-    if heap_push(s, s.now + tx + pt.delay_ps, EV_ARRIVE, pt.peer, pk) != 0:
-        s.fail = 1
+    if pt.wire_heap == 0:
+        if heap_push(s, s.now + tx + pt.delay_ps, EV_ARRIVE, pt.peer, pk) != 0:
+            s.fail = 1
+        pt.wire_heap = 1
+    else:
+        wire_append(s, pt, pk, s.now + tx + pt.delay_ps)
+
+
+# A link delivers in the order it sends (an arrival is the send time plus the tx time
+# plus a fixed delay, and a port sends one packet at a time), so the heap holds one
+# arrival per port: the packets behind it wait on the port's wire with the arrival time
+# and the sequence number their event would have had, and each enters the heap under
+# that number when the one ahead arrives.  The heap then orders every arrival exactly
+# as if all were pushed when sent, with a pending set of about one event per busy link
+# instead of one per packet in flight.
+
+cdef inline void wire_append(Sim* s, Port* pt, int32_t pk, int64_t t) noexcept nogil:
+    cdef Packet* pkt = &s.pkts[pk]
+    pkt.arr_t = t
+    pkt.arr_seq = s.seq
+    s.seq += 1
+    pkt.next = NO_PKT
+    if pt.wire_tail == NO_PKT:
+        pt.wire_head = pk
+    else:
+        s.pkts[pt.wire_tail].next = pk
+    pt.wire_tail = pk
+    s.wire_n += 1
+
+
+cdef inline void wire_next(Sim* s, int32_t port) noexcept nogil:
+    """One of the port's arrivals left the heap: the next packet on its wire enters it."""
+    cdef Port* pt = &s.ports[port]
+    cdef int32_t pk
+    pt.wire_heap -= 1
+    if pt.wire_heap == 0 and pt.wire_head != NO_PKT:
+        pk = pt.wire_head
+        pt.wire_head = s.pkts[pk].next
+        if pt.wire_head == NO_PKT:
+            pt.wire_tail = NO_PKT
+        s.wire_n -= 1
+        if heap_push_seq(s, s.pkts[pk].arr_t, s.pkts[pk].arr_seq, EV_ARRIVE, pt.peer, pk) != 0:
+            s.fail = 1
+        pt.wire_heap = 1
+
+
+cdef void wire_flush(Sim* s, int32_t port) noexcept nogil:
+    """Every packet on the port's wire enters the heap (for a fast-forward that takes
+    a partition's events out of it)."""
+    cdef Port* pt = &s.ports[port]
+    cdef int32_t pk
+    while pt.wire_head != NO_PKT:
+        pk = pt.wire_head
+        pt.wire_head = s.pkts[pk].next
+        s.wire_n -= 1
+        if heap_push_seq(s, s.pkts[pk].arr_t, s.pkts[pk].arr_seq, EV_ARRIVE, pt.peer, pk) != 0:
+            s.fail = 1
+        pt.wire_heap += 1
+    pt.wire_tail = NO_PKT
 
 
 cdef inline int64_t flow_window(Flow* f) noexcept nogil:
@@ -680,6 +737,7 @@ cdef int run_loop(Sim* s, int64_t until, int32_t* user) noexcept nogil:
             s.budget -= 1
         e = heap_pop(s)
         s.now = e.t
+        s.cur_seq = e.seq
         s.pops[e.kind] += 1
         if e.kind == EV_TX_DONE:
             s.ports[e.a].busy = 0
@@ -690,6 +748,7 @@ cdef int run_loop(Sim* s, int64_t until, int32_t* user) noexcept nogil:
             if not s.ports[e.a].busy:
                 s.txdone_idle += 1
         elif e.kind == EV_ARRIVE:
+            wire_next(s, s.ports[e.a].peer)
             if s.pkts[e.b].kind != PK_DATA:
                 s.arrive_ctrl += 1
             on_arrive(s, e.a, <int32_t>e.b)
@@ -885,6 +944,8 @@ cdef class Kernel:
             s.ports[i].delay_ps = fab["port_delay"][i]
             s.ports[i].error_rate = fab["port_error"][i]
             s.ports[i].wake_t = -1
+            s.ports[i].wire_head = NO_PKT
+            s.ports[i].wire_tail = NO_PKT
             for q in range(NQ):
                 s.ports[i].qhead[q] = NO_PKT
                 s.ports[i].qtail[q] = NO_PKT
@@ -1183,7 +1244,8 @@ cdef class Kernel:
 
     @property
     def pending_events(self):
-        return self.s.heap_n
+        """Events still to come: the heap's and the arrivals waiting on wires."""
+        return self.s.heap_n + self.s.wire_n
 
     def next_event_time(self):
         return self.s.heap[0].t if self.s.heap_n > 0 else -1
