@@ -5,9 +5,12 @@ Everything below ``Kernel`` runs in C over the arrays of one ``Sim`` struct
 (see ``defs.pxd``).  Python is entered only between batches: when a user event
 is due, when flows with callbacks completed, or when ``until`` is reached.
 
-Per packet and hop the kernel processes two events, as the reference does:
-the end of serialisation at the sending port (which starts the next packet)
-and the arrival at the peer port after the propagation delay.
+Per packet and hop the reference processes two events: the end of
+serialisation at the sending port (which starts the next packet) and the
+arrival at the peer port after the propagation delay.  The kernel processes
+the arrival and, only where the port may have something to send then, the
+end of serialisation (see start_tx); both keep the sequence numbers the
+reference's order gives them.
 """
 from libc.stdlib cimport calloc, malloc, realloc, free
 from libc.string cimport memset, memcpy
@@ -113,17 +116,89 @@ cdef inline int32_t fifo_pop(Sim* s, Port* pt, int q) noexcept nogil:
 
 # ---------------------------------------------------------------- transmission
 
+# Transmission ends that would find nothing to send are not scheduled.  The
+# reference (and a full heap) has an event at the end of every serialisation:
+# it clears the port's busy flag and asks the port for its next packet.  When
+# the port has nothing else at start_tx (a switch port's queues are empty; a
+# NIC's ACK queue is empty and each of its queue pairs has sent all its bytes
+# and waits for ACKs), the end is only recorded: its time tx_end and the
+# sequence number tx_seq its event would have had (taken from the counter, so
+# every other event keeps its number).  Whether it has passed is decided by the
+# order of events, (tx_end, tx_seq) against the event being processed (now,
+# cur_seq), so a packet arriving at the same picosecond is sent at once if its
+# event comes after the end's and queued if before, exactly as the two events
+# would be ordered in the heap.  Anything that can give the port something to
+# send is followed by a call of switch_try_send / nic_try_send on it (a packet
+# queued, a PFC resume, an ACK, NACK or timeout, a post, a flow start); that
+# call, on a port still busy, schedules the end under tx_seq (tx_schedule), so
+# the event fires where it would have and asks for the packet.  An end that
+# passes unscheduled therefore had nothing to send: its only effect, the busy
+# flag, is read through port_busy.  A NIC queue pair that can still send, or
+# one that finished (compacted at the end's nic_pick), or a pacing wake-up the
+# end would arm, keeps the event scheduled.
+
+cdef inline bint tx_passed(Sim* s, Port* pt) noexcept nogil:
+    """The port's unscheduled transmission end lies before the event being processed."""
+    return pt.tx_end < s.now or (pt.tx_end == s.now and pt.tx_seq < s.cur_seq)
+
+
+cdef inline bint port_busy(Sim* s, int32_t port) noexcept nogil:
+    """The port is serialising a packet (an unscheduled end that passed clears it)."""
+    cdef Port* pt = &s.ports[port]
+    if pt.busy and pt.tx_lazy and tx_passed(s, pt):
+        pt.busy = 0                     # (tx_lazy stays: the end passed unscheduled)
+    return pt.busy
+
+
+cdef inline void tx_schedule(Sim* s, int32_t port) noexcept nogil:
+    """The busy port may have something to send when its serialisation ends:
+    schedule that end under the sequence number it was given."""
+    cdef Port* pt = &s.ports[port]
+    pt.tx_lazy = 0
+    s.tx_unsched -= 1
+    if pt.tx_ctrl:
+        s.tx_ctrl += 1
+    if heap_push_seq(s, pt.tx_end, pt.tx_seq, EV_TX_DONE, port, 0) != 0:
+        s.fail = 1
+
+
+cdef inline bint nic_done_after(Sim* s, Port* pt) noexcept nogil:
+    """The NIC can send nothing until an ACK, NACK, timeout, post or flow start (each
+    followed by nic_try_send): no ACK queued, and each queue pair has sent every byte
+    posted and has some unacknowledged."""
+    cdef int32_t k
+    cdef Flow* f
+    if pt.qhead[0] != NO_PKT:
+        return False
+    for k in range(pt.nqps):
+        f = &s.flows[pt.qps[k]]
+        if f.snd_nxt < f.size or f.snd_una >= f.size:
+            return False
+    return True
+
+
 cdef inline void start_tx(Sim* s, int32_t port, int32_t pk) noexcept nogil:
     """Serialise a packet: the port is busy for its tx time; the peer sees it
     after tx time plus propagation delay."""
     cdef Port* pt = &s.ports[port]
     cdef int64_t tx = wh_tx_time_ps(s.pkts[pk].size, pt.rate_bps, s.p.quantum)
+    if pt.tx_packets > 0:               # the last transmission's end: scheduled (an event) or not
+        pt.txd_per_pkt += ((0.0 if pt.tx_lazy else 1.0) - pt.txd_per_pkt) * (1.0 / 1024)
     pt.busy = 1
     pt.tx_packets += 1
-    if s.pkts[pk].kind != PK_DATA:
-        s.tx_ctrl += 1
-    if heap_push(s, s.now + tx, EV_TX_DONE, port, 0) != 0:
-        s.fail = 1
+    pt.tx_ctrl = s.pkts[pk].kind != PK_DATA
+    pt.tx_end = s.now + tx
+    pt.tx_seq = s.seq
+    if not s.eager_tx and (pt.qbytes_total == 0 if s.is_switch[pt.node] else nic_done_after(s, pt)):
+        pt.tx_lazy = 1
+        s.seq += 1
+        s.tx_unsched += 1
+    else:
+        pt.tx_lazy = 0
+        if pt.tx_ctrl:
+            s.tx_ctrl += 1
+        if heap_push(s, pt.tx_end, EV_TX_DONE, port, 0) != 0:
+            s.fail = 1
     if pt.wire_heap == 0:
         if heap_push(s, s.now + tx + pt.delay_ps, EV_ARRIVE, pt.peer, pk) != 0:
             s.fail = 1
@@ -239,7 +314,11 @@ cdef void nic_try_send(Sim* s, int32_t port) noexcept nogil:
     cdef Flow* f
     cdef Packet* pkt
     cdef int64_t t, rate
-    if pt.busy or port_frozen(s, port):
+    if port_busy(s, port):
+        if pt.tx_lazy:
+            tx_schedule(s, port)
+        return
+    if port_frozen(s, port):
         return
     if (not pt.paused[s.p.ack_qidx]) and pt.qhead[0] != NO_PKT:
         pk = fifo_pop(s, pt, 0)
@@ -360,7 +439,11 @@ cdef void switch_try_send(Sim* s, int32_t port) noexcept nogil:
     cdef Packet* pkt
     cdef SwitchState* sw
     cdef IntHop* rec
-    if pt.busy or pt.qbytes_total == 0 or port_frozen(s, port):
+    if port_busy(s, port):
+        if pt.tx_lazy and pt.qbytes_total > 0:
+            tx_schedule(s, port)
+        return
+    if pt.qbytes_total == 0 or port_frozen(s, port):
         return
     if pt.qhead[0] != NO_PKT:
         q = 0
@@ -728,10 +811,53 @@ cdef void sample(Sim* s) noexcept nogil:
             s.fail = 1
 
 
+cdef void tx_settle(Sim* s, int64_t until) noexcept nogil:
+    """No event is left up to ``until``: put the clock where the last of them would
+    have left it, an unscheduled transmission end included (as a full heap's pop would)."""
+    cdef int32_t i
+    cdef Port* pt
+    cdef int64_t t = s.now
+    cdef uint64_t q = s.cur_seq
+    for i in range(s.n_ports):
+        pt = &s.ports[i]
+        if (pt.busy and pt.tx_lazy and pt.tx_end <= until
+                and (pt.tx_end > t or (pt.tx_end == t and pt.tx_seq > q))):
+            t = pt.tx_end
+            q = pt.tx_seq
+    s.now = t
+    s.cur_seq = q
+
+
+cdef void tx_schedule_all(Sim* s) noexcept nogil:
+    """Every unscheduled transmission end still to come goes into the heap."""
+    cdef int32_t i
+    for i in range(s.n_ports):
+        if not port_busy(s, i):
+            continue
+        if s.ports[i].tx_lazy:
+            tx_schedule(s, i)
+
+
+cdef int64_t tx_pending(Sim* s, int64_t* first) noexcept nogil:
+    """Unscheduled transmission ends still to come, and the earliest (first[0], if earlier)."""
+    cdef int32_t i
+    cdef int64_t n = 0
+    cdef Port* pt
+    for i in range(s.n_ports):
+        pt = &s.ports[i]
+        if pt.busy and pt.tx_lazy and not tx_passed(s, pt):
+            n += 1
+            if first[0] < 0 or pt.tx_end < first[0]:
+                first[0] = pt.tx_end
+    return n
+
+
 cdef int run_loop(Sim* s, int64_t until, int32_t* user) noexcept nogil:
     cdef Event e
     while s.heap_n > 0:
-        if s.heap[0].t > until or s.budget == 0:
+        if s.heap[0].t > until:
+            break
+        if s.budget == 0:
             return RUN_IDLE
         if s.budget > 0:
             s.budget -= 1
@@ -759,7 +885,7 @@ cdef int run_loop(Sim* s, int64_t until, int32_t* user) noexcept nogil:
                 continue
             s.ports[e.a].wake_t = -1
             s.ports[e.a].wakes_pending += 1
-            if s.ports[e.a].busy:
+            if port_busy(s, e.a):
                 s.wake_idle += 1        # nothing can start: the TX_DONE ahead will try again
                 s.wake_busy += 1
             else:
@@ -813,6 +939,7 @@ cdef int run_loop(Sim* s, int64_t until, int32_t* user) noexcept nogil:
             return RUN_LIMIT
         if s.n_done_cb > 0 or s.n_notes > 0 or s.n_rnotes > 0 or s.acc.n_mnotes > 0:
             return RUN_CALLBACKS
+    tx_settle(s, until)
     return RUN_IDLE
 
 
@@ -944,6 +1071,7 @@ cdef class Kernel:
             s.ports[i].delay_ps = fab["port_delay"][i]
             s.ports[i].error_rate = fab["port_error"][i]
             s.ports[i].wake_t = -1
+            s.ports[i].txd_per_pkt = 1.0
             s.ports[i].wire_head = NO_PKT
             s.ports[i].wire_tail = NO_PKT
             for q in range(NQ):
@@ -1178,8 +1306,13 @@ cdef class Kernel:
                 raise MemoryError("out of memory")
 
     def set_budget(self, int64_t n):
-        """Let ``run`` pop at most ``n`` more heap events (-1: no bound)."""
+        """Let ``run`` pop at most ``n`` more heap events (-1: no bound).  While bounded,
+        every transmission end is a heap event (Network.step steps through them all)."""
         self.s.budget = n
+        self.s.eager_tx = n >= 0
+        if n >= 0:
+            with nogil:
+                tx_schedule_all(self.s)
 
     def take_rcv_notes(self):
         """Flows and connections whose receiver reached its rcv_end since the last call."""
@@ -1226,9 +1359,12 @@ cdef class Kernel:
         return self.s.now
 
     def set_now(self, int64_t t):
+        """Move the clock to ``t``, every event up to ``t`` being done."""
         if t < self.s.now:
             raise ValueError("the clock cannot go backwards")
-        self.s.now = t
+        if t > self.s.now:
+            self.s.now = t
+            self.s.cur_seq = self.s.seq     # after every event numbered so far
 
     @property
     def fail(self):
@@ -1244,11 +1380,15 @@ cdef class Kernel:
 
     @property
     def pending_events(self):
-        """Events still to come: the heap's and the arrivals waiting on wires."""
-        return self.s.heap_n + self.s.wire_n
+        """Events still to come: the heap's, the arrivals waiting on wires and the
+        unscheduled transmission ends."""
+        cdef int64_t first = -1
+        return self.s.heap_n + self.s.wire_n + tx_pending(self.s, &first)
 
     def next_event_time(self):
-        return self.s.heap[0].t if self.s.heap_n > 0 else -1
+        cdef int64_t first = self.s.heap[0].t if self.s.heap_n > 0 else -1
+        tx_pending(self.s, &first)
+        return first
 
     def take_callbacks(self, int32_t start):
         """Completed flows with callbacks among done[start:]; clears the count."""
@@ -1505,7 +1645,7 @@ cdef class Kernel:
         cdef Port* pt = &self.s.ports[port]
         cdef MmuPort* m = &self.s.mmu[port]
         return {
-            "busy": pt.busy,
+            "busy": port_busy(self.s, port),
             "paused": [pt.paused[q] for q in range(NQ)],
             "qbytes": [pt.qbytes[q] for q in range(NQ)],
             "qbytes_total": pt.qbytes_total,
@@ -1532,6 +1672,7 @@ cdef class Kernel:
             "stale_by_kind": {EVENT_NAMES[k]: s.stale_by[k] for k in range(<int>N_EVENT_KINDS)},
             "pops_by_kind": {EVENT_NAMES[k]: s.pops[k] for k in range(<int>N_EVENT_KINDS)},
             "tx_done_ctrl": s.tx_ctrl,
+            "tx_done_unscheduled": s.tx_unsched,
             "arrive_ctrl": s.arrive_ctrl,
             "tx_done_idle": s.txdone_idle,
             "nic_wake_idle": s.wake_idle,
