@@ -731,8 +731,13 @@ cdef int32_t _take_events(Sim* s, int32_t P, Skip* sk) noexcept nogil:
     cdef int32_t* ports
     cdef int32_t n, i
     sk.n_ev = 0
-    for k in range(s.n_ports):              # its ports' transmission ends, all in the heap
-        if s.acc.port_part[k] == P and port_busy(s, <int32_t>k) and s.ports[k].tx_lazy:
+    for k in range(s.n_ports):              # its ports' transmission ends and wake-ups, all in the heap
+        if s.acc.port_part[k] != P:
+            continue
+        wake_settle(s, &s.ports[k])
+        if s.ports[k].wake_lazy:
+            wake_schedule(s, <int32_t>k)
+        if port_busy(s, <int32_t>k) and s.ports[k].tx_lazy:
             tx_schedule(s, <int32_t>k)
     for k in range(s.acc.part_nf[P]):       # the partition's packets in flight, all in the heap
         _flow_ports(s, s.acc.part_flows[P][k], &ports, &n)

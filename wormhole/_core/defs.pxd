@@ -130,6 +130,8 @@ ctypedef struct Port:
     int64_t tx_packets  # cumulative packets transmitted
     int64_t wake_t      # host: time of the pending NIC wake-up, -1 if none
     int64_t wake_token  # host: token of the pending wake-up (stale events ignored)
+    uint64_t wake_seq   # host: sequence number of the pending wake-up, scheduled or not
+    uint8_t wake_lazy   # host: the pending wake-up is not in the heap (it would find nothing to send)
     int32_t wakes_pending  # host: wake-ups since the NIC last sent a data packet
     double wake_per_pkt    # host: recent wake-ups per data packet (mean over ~1024 packets);
                            # a fast-forward counts the wake-ups its skipped packets would have cost
@@ -500,6 +502,8 @@ ctypedef struct Sim:
     int64_t stale_by[10]   # stale pops by event kind (a superseded token: the event was re-armed or cancelled)
     int64_t tx_ctrl     # EV_TX_DONE events (scheduled transmission ends) of control packets (ACK, NACK, PFC)
     int64_t tx_unsched  # transmission ends never scheduled: found nothing to send, no event (see start_tx)
+    int64_t wake_unsched   # NIC wake-ups never scheduled (see nic_arm): passed with nothing to send (no event)
+                           # or superseded by an earlier one (no stale pop)
     uint8_t eager_tx    # 1: every transmission end is scheduled (Network.step counts heap pops)
     int64_t arrive_ctrl # EV_ARRIVE events of control packets (ACK, NACK, PFC)
     int64_t txdone_idle # EV_TX_DONE events after which the port stays idle (nothing to send next)

@@ -305,6 +305,84 @@ cdef int32_t nic_pick(Sim* s, Port* pt) noexcept nogil:
     return res
 
 
+# NIC wake-ups that would find nothing to do are not scheduled either (as the
+# transmission ends above).  A wake-up is armed for the earliest pacing time of
+# the NIC's queue pairs that have data; when each of those is window-bound or
+# paused, the wake-up finds them so unless an ACK, NACK, timeout, post, flow
+# start or PFC resume comes first, and each of those ends in nic_try_send.  Nor
+# does it arm a later one as long as some pacing time is not after it.  So such
+# a wake-up gets its time and its sequence number (wake_t, wake_seq) and stays
+# out of the heap; nic_try_send, on each call, schedules it under that number
+# once that no longer holds (wake_check).  One that passes unscheduled clears
+# wake_t where its event would have.  A window that moves without an ACK
+# (DCQCN's rate timers with var_win) keeps every wake-up an event.
+
+cdef inline bint wake_passed(Sim* s, Port* pt) noexcept nogil:
+    return pt.wake_t < s.now or (pt.wake_t == s.now and pt.wake_seq < s.cur_seq)
+
+
+cdef inline void wake_settle(Sim* s, Port* pt) noexcept nogil:
+    """An unscheduled wake-up that passed leaves no wake-up pending."""
+    if pt.wake_lazy and wake_passed(s, pt):
+        pt.wake_lazy = 0
+        pt.wake_t = -1
+
+
+cdef inline void wake_schedule(Sim* s, int32_t port) noexcept nogil:
+    cdef Port* pt = &s.ports[port]
+    pt.wake_lazy = 0
+    s.wake_unsched -= 1
+    if heap_push_seq(s, pt.wake_t, pt.wake_seq, EV_NIC_WAKE, port, pt.wake_token) != 0:
+        s.fail = 1
+
+
+cdef inline bint nic_blocked(Sim* s, Port* pt, int64_t t) noexcept nogil:
+    """A wake-up at ``t`` would find nothing to do: each queue pair with data to send
+    is window-bound or paused (and only an ACK can move its window), and one of them
+    may send by ``t`` (so the wake-up would arm no later one)."""
+    cdef int32_t k
+    cdef Flow* f
+    cdef int64_t w, first = INT64_MAX
+    for k in range(pt.nqps):
+        f = &s.flows[pt.qps[k]]
+        if f.size > f.snd_nxt:
+            if f.var_win and s.cc.kind == CC_DCQCN:     # rate (so window) moved by timers
+                return False
+            w = flow_window(f)
+            if not (pt.paused[f.pg] or (w != 0 and f.snd_nxt - f.snd_una >= w)):
+                return False
+            if f.next_avail < first:
+                first = f.next_avail
+    return first <= t
+
+
+cdef inline void wake_check(Sim* s, int32_t port) noexcept nogil:
+    """Settle or schedule the NIC's unscheduled wake-up, before anything else reads it."""
+    cdef Port* pt = &s.ports[port]
+    if pt.wake_lazy:
+        if wake_passed(s, pt):
+            pt.wake_lazy = 0
+            pt.wake_t = -1
+        elif not nic_blocked(s, pt, pt.wake_t):
+            wake_schedule(s, port)
+
+
+cdef inline void nic_arm(Sim* s, int32_t port, int64_t t) noexcept nogil:
+    """Arm the NIC's wake-up at ``t`` (scheduled unless it would find nothing to send)."""
+    cdef Port* pt = &s.ports[port]
+    pt.wake_token += 1
+    pt.wake_t = t
+    if not s.eager_tx and nic_blocked(s, pt, t):
+        pt.wake_seq = s.seq
+        s.seq += 1
+        pt.wake_lazy = 1
+        s.wake_unsched += 1
+        return
+    pt.wake_seq = s.seq
+    if heap_push(s, t, EV_NIC_WAKE, port, pt.wake_token) != 0:
+        s.fail = 1
+
+
 cdef void nic_try_send(Sim* s, int32_t port) noexcept nogil:
     """The host NIC's DequeueAndTransmit: ACK queue first, then one data packet
     of the next eligible QP; if none is eligible only because of pacing, arm a
@@ -314,6 +392,7 @@ cdef void nic_try_send(Sim* s, int32_t port) noexcept nogil:
     cdef Flow* f
     cdef Packet* pkt
     cdef int64_t t, rate
+    wake_check(s, port)
     if port_busy(s, port):
         if pt.tx_lazy:
             tx_schedule(s, port)
@@ -367,10 +446,7 @@ cdef void nic_try_send(Sim* s, int32_t port) noexcept nogil:
         if f.size > f.snd_nxt and f.next_avail < t:
             t = f.next_avail
     if pt.wake_t < 0 and t < INT64_MAX and t > s.now:
-        pt.wake_token += 1
-        pt.wake_t = t
-        if heap_push(s, t, EV_NIC_WAKE, port, pt.wake_token) != 0:
-            s.fail = 1
+        nic_arm(s, port, t)
 
 
 cdef inline void rto_arm(Sim* s, int32_t fi) noexcept nogil:
@@ -552,10 +628,13 @@ cdef void change_rate(Sim* s, int32_t fi, int64_t new_rate) noexcept nogil:
     cdef int64_t t
     f.next_avail += (wh_tx_time_ps(f.last_pkt_size, new_rate, s.p.quantum)
                      - wh_tx_time_ps(f.last_pkt_size, f.rate, s.p.quantum))
+    wake_settle(s, pt)
     if pt.wake_t >= 0 and f.next_avail < pt.wake_t:
         t = f.next_avail if f.next_avail > s.now else s.now
+        pt.wake_lazy = 0                # an unscheduled one is superseded (its event: a stale pop)
         pt.wake_token += 1
         pt.wake_t = t
+        pt.wake_seq = s.seq
         if heap_push(s, t, EV_NIC_WAKE, f.src_port, pt.wake_token) != 0:
             s.fail = 1
     f.rate = new_rate
@@ -824,14 +903,21 @@ cdef void tx_settle(Sim* s, int64_t until) noexcept nogil:
                 and (pt.tx_end > t or (pt.tx_end == t and pt.tx_seq > q))):
             t = pt.tx_end
             q = pt.tx_seq
+        if (pt.wake_lazy and pt.wake_t <= until
+                and (pt.wake_t > t or (pt.wake_t == t and pt.wake_seq > q))):
+            t = pt.wake_t
+            q = pt.wake_seq
     s.now = t
     s.cur_seq = q
 
 
 cdef void tx_schedule_all(Sim* s) noexcept nogil:
-    """Every unscheduled transmission end still to come goes into the heap."""
+    """Every unscheduled transmission end and wake-up still to come goes into the heap."""
     cdef int32_t i
     for i in range(s.n_ports):
+        wake_settle(s, &s.ports[i])
+        if s.ports[i].wake_lazy:
+            wake_schedule(s, i)
         if not port_busy(s, i):
             continue
         if s.ports[i].tx_lazy:
@@ -839,7 +925,8 @@ cdef void tx_schedule_all(Sim* s) noexcept nogil:
 
 
 cdef int64_t tx_pending(Sim* s, int64_t* first) noexcept nogil:
-    """Unscheduled transmission ends still to come, and the earliest (first[0], if earlier)."""
+    """Unscheduled transmission ends and wake-ups still to come, and the earliest
+    (first[0], if earlier)."""
     cdef int32_t i
     cdef int64_t n = 0
     cdef Port* pt
@@ -849,6 +936,10 @@ cdef int64_t tx_pending(Sim* s, int64_t* first) noexcept nogil:
             n += 1
             if first[0] < 0 or pt.tx_end < first[0]:
                 first[0] = pt.tx_end
+        if pt.wake_lazy and not wake_passed(s, pt):
+            n += 1
+            if first[0] < 0 or pt.wake_t < first[0]:
+                first[0] = pt.wake_t
     return n
 
 
@@ -1673,6 +1764,7 @@ cdef class Kernel:
             "pops_by_kind": {EVENT_NAMES[k]: s.pops[k] for k in range(<int>N_EVENT_KINDS)},
             "tx_done_ctrl": s.tx_ctrl,
             "tx_done_unscheduled": s.tx_unsched,
+            "nic_wake_unscheduled": s.wake_unsched,
             "arrive_ctrl": s.arrive_ctrl,
             "tx_done_idle": s.txdone_idle,
             "nic_wake_idle": s.wake_idle,
