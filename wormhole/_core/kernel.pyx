@@ -5,9 +5,12 @@ Everything below ``Kernel`` runs in C over the arrays of one ``Sim`` struct
 (see ``defs.pxd``).  Python is entered only between batches: when a user event
 is due, when flows with callbacks completed, or when ``until`` is reached.
 
-Per packet and hop the kernel processes two events, as the reference does:
-the end of serialisation at the sending port (which starts the next packet)
-and the arrival at the peer port after the propagation delay.
+Per packet and hop the reference processes two events: the end of
+serialisation at the sending port (which starts the next packet) and the
+arrival at the peer port after the propagation delay.  The kernel processes
+the arrival and, only where the port may have something to send then, the
+end of serialisation (see start_tx); both keep the sequence numbers the
+reference's order gives them.
 """
 from libc.stdlib cimport calloc, malloc, realloc, free
 from libc.string cimport memset, memcpy
@@ -16,7 +19,7 @@ cimport numpy as cnp
 import numpy as np
 
 from wormhole._core.defs cimport *
-from wormhole._core.heap cimport heap_push, heap_pop
+from wormhole._core.heap cimport heap_push, heap_push_seq, heap_pop
 from wormhole._core.mmu cimport (mmu_threshold, mmu_admit, mmu_add, mmu_remove, mmu_should_pause,
                                  mmu_should_resume, mmu_should_mark)
 from wormhole._core.cc cimport (dcqcn_init, dcqcn_cnp, dcqcn_alpha_update, dcqcn_decrease, dcqcn_increase,
@@ -113,19 +116,148 @@ cdef inline int32_t fifo_pop(Sim* s, Port* pt, int q) noexcept nogil:
 
 # ---------------------------------------------------------------- transmission
 
+# Transmission ends that would find nothing to send are not scheduled.  The
+# reference (and a full heap) has an event at the end of every serialisation:
+# it clears the port's busy flag and asks the port for its next packet.  When
+# the port has nothing else at start_tx (a switch port's queues are empty; a
+# NIC's ACK queue is empty and each of its queue pairs has sent all its bytes
+# and waits for ACKs), the end is only recorded: its time tx_end and the
+# sequence number tx_seq its event would have had (taken from the counter, so
+# every other event keeps its number).  Whether it has passed is decided by the
+# order of events, (tx_end, tx_seq) against the event being processed (now,
+# cur_seq), so a packet arriving at the same picosecond is sent at once if its
+# event comes after the end's and queued if before, exactly as the two events
+# would be ordered in the heap.  Anything that can give the port something to
+# send is followed by a call of switch_try_send / nic_try_send on it (a packet
+# queued, a PFC resume, an ACK, NACK or timeout, a post, a flow start); that
+# call, on a port still busy, schedules the end under tx_seq (tx_schedule), so
+# the event fires where it would have and asks for the packet.  An end that
+# passes unscheduled therefore had nothing to send: its only effect, the busy
+# flag, is read through port_busy.  A NIC queue pair that can still send, or
+# one that finished (compacted at the end's nic_pick), or a pacing wake-up the
+# end would arm, keeps the event scheduled.
+
+cdef inline bint tx_passed(Sim* s, Port* pt) noexcept nogil:
+    """The port's unscheduled transmission end lies before the event being processed."""
+    return pt.tx_end < s.now or (pt.tx_end == s.now and pt.tx_seq < s.cur_seq)
+
+
+cdef inline bint port_busy(Sim* s, int32_t port) noexcept nogil:
+    """The port is serialising a packet (an unscheduled end that passed clears it)."""
+    cdef Port* pt = &s.ports[port]
+    if pt.busy and pt.tx_lazy and tx_passed(s, pt):
+        pt.busy = 0                     # (tx_lazy stays: the end passed unscheduled)
+    return pt.busy
+
+
+cdef inline void tx_schedule(Sim* s, int32_t port) noexcept nogil:
+    """The busy port may have something to send when its serialisation ends:
+    schedule that end under the sequence number it was given."""
+    cdef Port* pt = &s.ports[port]
+    pt.tx_lazy = 0
+    s.tx_unsched -= 1
+    if pt.tx_ctrl:
+        s.tx_ctrl += 1
+    if heap_push_seq(s, pt.tx_end, pt.tx_seq, EV_TX_DONE, port, 0) != 0:
+        s.fail = 1
+
+
+cdef inline bint nic_done_after(Sim* s, Port* pt) noexcept nogil:
+    """The NIC can send nothing until an ACK, NACK, timeout, post or flow start (each
+    followed by nic_try_send): no ACK queued, and each queue pair has sent every byte
+    posted and has some unacknowledged."""
+    cdef int32_t k
+    cdef Flow* f
+    if pt.qhead[0] != NO_PKT:
+        return False
+    for k in range(pt.nqps):
+        f = &s.flows[pt.qps[k]]
+        if f.snd_nxt < f.size or f.snd_una >= f.size:
+            return False
+    return True
+
+
 cdef inline void start_tx(Sim* s, int32_t port, int32_t pk) noexcept nogil:
     """Serialise a packet: the port is busy for its tx time; the peer sees it
     after tx time plus propagation delay."""
     cdef Port* pt = &s.ports[port]
     cdef int64_t tx = wh_tx_time_ps(s.pkts[pk].size, pt.rate_bps, s.p.quantum)
+    if pt.tx_packets > 0:               # the last transmission's end: scheduled (an event) or not
+        pt.txd_per_pkt += ((0.0 if pt.tx_lazy else 1.0) - pt.txd_per_pkt) * (1.0 / 1024)
     pt.busy = 1
     pt.tx_packets += 1
-    if s.pkts[pk].kind != PK_DATA:
-        s.tx_ctrl += 1
-    if heap_push(s, s.now + tx, EV_TX_DONE, port, 0) != 0:
-        s.fail = 1
-    if heap_push(s, s.now + tx + pt.delay_ps, EV_ARRIVE, pt.peer, pk) != 0:
-        s.fail = 1
+    pt.tx_ctrl = s.pkts[pk].kind != PK_DATA
+    pt.tx_end = s.now + tx
+    pt.tx_seq = s.seq
+    if not s.eager_tx and (pt.qbytes_total == 0 if s.is_switch[pt.node] else nic_done_after(s, pt)):
+        pt.tx_lazy = 1
+        s.seq += 1
+        s.tx_unsched += 1
+    else:
+        pt.tx_lazy = 0
+        if pt.tx_ctrl:
+            s.tx_ctrl += 1
+        if heap_push(s, pt.tx_end, EV_TX_DONE, port, 0) != 0:
+            s.fail = 1
+    if pt.wire_heap == 0:
+        if heap_push(s, s.now + tx + pt.delay_ps, EV_ARRIVE, pt.peer, pk) != 0:
+            s.fail = 1
+        pt.wire_heap = 1
+    else:
+        wire_append(s, pt, pk, s.now + tx + pt.delay_ps)
+
+
+# A link delivers in the order it sends (an arrival is the send time plus the tx time
+# plus a fixed delay, and a port sends one packet at a time), so the heap holds one
+# arrival per port: the packets behind it wait on the port's wire with the arrival time
+# and the sequence number their event would have had, and each enters the heap under
+# that number when the one ahead arrives.  The heap then orders every arrival exactly
+# as if all were pushed when sent, with a pending set of about one event per busy link
+# instead of one per packet in flight.
+
+cdef inline void wire_append(Sim* s, Port* pt, int32_t pk, int64_t t) noexcept nogil:
+    cdef Packet* pkt = &s.pkts[pk]
+    pkt.arr_t = t
+    pkt.arr_seq = s.seq
+    s.seq += 1
+    pkt.next = NO_PKT
+    if pt.wire_tail == NO_PKT:
+        pt.wire_head = pk
+    else:
+        s.pkts[pt.wire_tail].next = pk
+    pt.wire_tail = pk
+    s.wire_n += 1
+
+
+cdef inline void wire_next(Sim* s, int32_t port) noexcept nogil:
+    """One of the port's arrivals left the heap: the next packet on its wire enters it."""
+    cdef Port* pt = &s.ports[port]
+    cdef int32_t pk
+    pt.wire_heap -= 1
+    if pt.wire_heap == 0 and pt.wire_head != NO_PKT:
+        pk = pt.wire_head
+        pt.wire_head = s.pkts[pk].next
+        if pt.wire_head == NO_PKT:
+            pt.wire_tail = NO_PKT
+        s.wire_n -= 1
+        if heap_push_seq(s, s.pkts[pk].arr_t, s.pkts[pk].arr_seq, EV_ARRIVE, pt.peer, pk) != 0:
+            s.fail = 1
+        pt.wire_heap = 1
+
+
+cdef void wire_flush(Sim* s, int32_t port) noexcept nogil:
+    """Every packet on the port's wire enters the heap (for a fast-forward that takes
+    a partition's events out of it)."""
+    cdef Port* pt = &s.ports[port]
+    cdef int32_t pk
+    while pt.wire_head != NO_PKT:
+        pk = pt.wire_head
+        pt.wire_head = s.pkts[pk].next
+        s.wire_n -= 1
+        if heap_push_seq(s, s.pkts[pk].arr_t, s.pkts[pk].arr_seq, EV_ARRIVE, pt.peer, pk) != 0:
+            s.fail = 1
+        pt.wire_heap += 1
+    pt.wire_tail = NO_PKT
 
 
 cdef inline int64_t flow_window(Flow* f) noexcept nogil:
@@ -173,6 +305,84 @@ cdef int32_t nic_pick(Sim* s, Port* pt) noexcept nogil:
     return res
 
 
+# NIC wake-ups that would find nothing to do are not scheduled either (as the
+# transmission ends above).  A wake-up is armed for the earliest pacing time of
+# the NIC's queue pairs that have data; when each of those is window-bound or
+# paused, the wake-up finds them so unless an ACK, NACK, timeout, post, flow
+# start or PFC resume comes first, and each of those ends in nic_try_send.  Nor
+# does it arm a later one as long as some pacing time is not after it.  So such
+# a wake-up gets its time and its sequence number (wake_t, wake_seq) and stays
+# out of the heap; nic_try_send, on each call, schedules it under that number
+# once that no longer holds (wake_check).  One that passes unscheduled clears
+# wake_t where its event would have.  A window that moves without an ACK
+# (DCQCN's rate timers with var_win) keeps every wake-up an event.
+
+cdef inline bint wake_passed(Sim* s, Port* pt) noexcept nogil:
+    return pt.wake_t < s.now or (pt.wake_t == s.now and pt.wake_seq < s.cur_seq)
+
+
+cdef inline void wake_settle(Sim* s, Port* pt) noexcept nogil:
+    """An unscheduled wake-up that passed leaves no wake-up pending."""
+    if pt.wake_lazy and wake_passed(s, pt):
+        pt.wake_lazy = 0
+        pt.wake_t = -1
+
+
+cdef inline void wake_schedule(Sim* s, int32_t port) noexcept nogil:
+    cdef Port* pt = &s.ports[port]
+    pt.wake_lazy = 0
+    s.wake_unsched -= 1
+    if heap_push_seq(s, pt.wake_t, pt.wake_seq, EV_NIC_WAKE, port, pt.wake_token) != 0:
+        s.fail = 1
+
+
+cdef inline bint nic_blocked(Sim* s, Port* pt, int64_t t) noexcept nogil:
+    """A wake-up at ``t`` would find nothing to do: each queue pair with data to send
+    is window-bound or paused (and only an ACK can move its window), and one of them
+    may send by ``t`` (so the wake-up would arm no later one)."""
+    cdef int32_t k
+    cdef Flow* f
+    cdef int64_t w, first = INT64_MAX
+    for k in range(pt.nqps):
+        f = &s.flows[pt.qps[k]]
+        if f.size > f.snd_nxt:
+            if f.var_win and s.cc.kind == CC_DCQCN:     # rate (so window) moved by timers
+                return False
+            w = flow_window(f)
+            if not (pt.paused[f.pg] or (w != 0 and f.snd_nxt - f.snd_una >= w)):
+                return False
+            if f.next_avail < first:
+                first = f.next_avail
+    return first <= t
+
+
+cdef inline void wake_check(Sim* s, int32_t port) noexcept nogil:
+    """Settle or schedule the NIC's unscheduled wake-up, before anything else reads it."""
+    cdef Port* pt = &s.ports[port]
+    if pt.wake_lazy:
+        if wake_passed(s, pt):
+            pt.wake_lazy = 0
+            pt.wake_t = -1
+        elif not nic_blocked(s, pt, pt.wake_t):
+            wake_schedule(s, port)
+
+
+cdef inline void nic_arm(Sim* s, int32_t port, int64_t t) noexcept nogil:
+    """Arm the NIC's wake-up at ``t`` (scheduled unless it would find nothing to send)."""
+    cdef Port* pt = &s.ports[port]
+    pt.wake_token += 1
+    pt.wake_t = t
+    if not s.eager_tx and nic_blocked(s, pt, t):
+        pt.wake_seq = s.seq
+        s.seq += 1
+        pt.wake_lazy = 1
+        s.wake_unsched += 1
+        return
+    pt.wake_seq = s.seq
+    if heap_push(s, t, EV_NIC_WAKE, port, pt.wake_token) != 0:
+        s.fail = 1
+
+
 cdef void nic_try_send(Sim* s, int32_t port) noexcept nogil:
     """The host NIC's DequeueAndTransmit: ACK queue first, then one data packet
     of the next eligible QP; if none is eligible only because of pacing, arm a
@@ -182,7 +392,12 @@ cdef void nic_try_send(Sim* s, int32_t port) noexcept nogil:
     cdef Flow* f
     cdef Packet* pkt
     cdef int64_t t, rate
-    if pt.busy or port_frozen(s, port):
+    wake_check(s, port)
+    if port_busy(s, port):
+        if pt.tx_lazy:
+            tx_schedule(s, port)
+        return
+    if port_frozen(s, port):
         return
     if (not pt.paused[s.p.ack_qidx]) and pt.qhead[0] != NO_PKT:
         pk = fifo_pop(s, pt, 0)
@@ -231,10 +446,7 @@ cdef void nic_try_send(Sim* s, int32_t port) noexcept nogil:
         if f.size > f.snd_nxt and f.next_avail < t:
             t = f.next_avail
     if pt.wake_t < 0 and t < INT64_MAX and t > s.now:
-        pt.wake_token += 1
-        pt.wake_t = t
-        if heap_push(s, t, EV_NIC_WAKE, port, pt.wake_token) != 0:
-            s.fail = 1
+        nic_arm(s, port, t)
 
 
 cdef inline void rto_arm(Sim* s, int32_t fi) noexcept nogil:
@@ -303,7 +515,11 @@ cdef void switch_try_send(Sim* s, int32_t port) noexcept nogil:
     cdef Packet* pkt
     cdef SwitchState* sw
     cdef IntHop* rec
-    if pt.busy or pt.qbytes_total == 0 or port_frozen(s, port):
+    if port_busy(s, port):
+        if pt.tx_lazy and pt.qbytes_total > 0:
+            tx_schedule(s, port)
+        return
+    if pt.qbytes_total == 0 or port_frozen(s, port):
         return
     if pt.qhead[0] != NO_PKT:
         q = 0
@@ -412,10 +628,13 @@ cdef void change_rate(Sim* s, int32_t fi, int64_t new_rate) noexcept nogil:
     cdef int64_t t
     f.next_avail += (wh_tx_time_ps(f.last_pkt_size, new_rate, s.p.quantum)
                      - wh_tx_time_ps(f.last_pkt_size, f.rate, s.p.quantum))
+    wake_settle(s, pt)
     if pt.wake_t >= 0 and f.next_avail < pt.wake_t:
         t = f.next_avail if f.next_avail > s.now else s.now
+        pt.wake_lazy = 0                # an unscheduled one is superseded (its event: a stale pop)
         pt.wake_token += 1
         pt.wake_t = t
+        pt.wake_seq = s.seq
         if heap_push(s, t, EV_NIC_WAKE, f.src_port, pt.wake_token) != 0:
             s.fail = 1
     f.rate = new_rate
@@ -671,15 +890,71 @@ cdef void sample(Sim* s) noexcept nogil:
             s.fail = 1
 
 
+cdef void tx_settle(Sim* s, int64_t until) noexcept nogil:
+    """No event is left up to ``until``: put the clock where the last of them would
+    have left it, an unscheduled transmission end included (as a full heap's pop would)."""
+    cdef int32_t i
+    cdef Port* pt
+    cdef int64_t t = s.now
+    cdef uint64_t q = s.cur_seq
+    for i in range(s.n_ports):
+        pt = &s.ports[i]
+        if (pt.busy and pt.tx_lazy and pt.tx_end <= until
+                and (pt.tx_end > t or (pt.tx_end == t and pt.tx_seq > q))):
+            t = pt.tx_end
+            q = pt.tx_seq
+        if (pt.wake_lazy and pt.wake_t <= until
+                and (pt.wake_t > t or (pt.wake_t == t and pt.wake_seq > q))):
+            t = pt.wake_t
+            q = pt.wake_seq
+    s.now = t
+    s.cur_seq = q
+
+
+cdef void tx_schedule_all(Sim* s) noexcept nogil:
+    """Every unscheduled transmission end and wake-up still to come goes into the heap."""
+    cdef int32_t i
+    for i in range(s.n_ports):
+        wake_settle(s, &s.ports[i])
+        if s.ports[i].wake_lazy:
+            wake_schedule(s, i)
+        if not port_busy(s, i):
+            continue
+        if s.ports[i].tx_lazy:
+            tx_schedule(s, i)
+
+
+cdef int64_t tx_pending(Sim* s, int64_t* first) noexcept nogil:
+    """Unscheduled transmission ends and wake-ups still to come, and the earliest
+    (first[0], if earlier)."""
+    cdef int32_t i
+    cdef int64_t n = 0
+    cdef Port* pt
+    for i in range(s.n_ports):
+        pt = &s.ports[i]
+        if pt.busy and pt.tx_lazy and not tx_passed(s, pt):
+            n += 1
+            if first[0] < 0 or pt.tx_end < first[0]:
+                first[0] = pt.tx_end
+        if pt.wake_lazy and not wake_passed(s, pt):
+            n += 1
+            if first[0] < 0 or pt.wake_t < first[0]:
+                first[0] = pt.wake_t
+    return n
+
+
 cdef int run_loop(Sim* s, int64_t until, int32_t* user) noexcept nogil:
     cdef Event e
     while s.heap_n > 0:
-        if s.heap[0].t > until or s.budget == 0:
+        if s.heap[0].t > until:
+            break
+        if s.budget == 0:
             return RUN_IDLE
         if s.budget > 0:
             s.budget -= 1
         e = heap_pop(s)
         s.now = e.t
+        s.cur_seq = e.seq
         s.pops[e.kind] += 1
         if e.kind == EV_TX_DONE:
             s.ports[e.a].busy = 0
@@ -690,6 +965,7 @@ cdef int run_loop(Sim* s, int64_t until, int32_t* user) noexcept nogil:
             if not s.ports[e.a].busy:
                 s.txdone_idle += 1
         elif e.kind == EV_ARRIVE:
+            wire_next(s, s.ports[e.a].peer)
             if s.pkts[e.b].kind != PK_DATA:
                 s.arrive_ctrl += 1
             on_arrive(s, e.a, <int32_t>e.b)
@@ -700,7 +976,7 @@ cdef int run_loop(Sim* s, int64_t until, int32_t* user) noexcept nogil:
                 continue
             s.ports[e.a].wake_t = -1
             s.ports[e.a].wakes_pending += 1
-            if s.ports[e.a].busy:
+            if port_busy(s, e.a):
                 s.wake_idle += 1        # nothing can start: the TX_DONE ahead will try again
                 s.wake_busy += 1
             else:
@@ -754,6 +1030,7 @@ cdef int run_loop(Sim* s, int64_t until, int32_t* user) noexcept nogil:
             return RUN_LIMIT
         if s.n_done_cb > 0 or s.n_notes > 0 or s.n_rnotes > 0 or s.acc.n_mnotes > 0:
             return RUN_CALLBACKS
+    tx_settle(s, until)
     return RUN_IDLE
 
 
@@ -836,6 +1113,9 @@ cdef void _load_fabric(Sim* s, fab) except *:
         s.ports[i].delay_ps = port_delay[i]
         s.ports[i].error_rate = port_error[i]
         s.ports[i].wake_t = -1
+        s.ports[i].txd_per_pkt = 1.0
+        s.ports[i].wire_head = NO_PKT
+        s.ports[i].wire_tail = NO_PKT
         for q in range(NQ):
             s.ports[i].qhead[q] = NO_PKT
             s.ports[i].qtail[q] = NO_PKT
@@ -1116,8 +1396,13 @@ cdef class Kernel:
                 raise MemoryError("out of memory")
 
     def set_budget(self, int64_t n):
-        """Let ``run`` pop at most ``n`` more heap events (-1: no bound)."""
+        """Let ``run`` pop at most ``n`` more heap events (-1: no bound).  While bounded,
+        every transmission end is a heap event (Network.step steps through them all)."""
         self.s.budget = n
+        self.s.eager_tx = n >= 0
+        if n >= 0:
+            with nogil:
+                tx_schedule_all(self.s)
 
     def take_rcv_notes(self):
         """Flows and connections whose receiver reached its rcv_end since the last call."""
@@ -1164,9 +1449,12 @@ cdef class Kernel:
         return self.s.now
 
     def set_now(self, int64_t t):
+        """Move the clock to ``t``, every event up to ``t`` being done."""
         if t < self.s.now:
             raise ValueError("the clock cannot go backwards")
-        self.s.now = t
+        if t > self.s.now:
+            self.s.now = t
+            self.s.cur_seq = self.s.seq     # after every event numbered so far
 
     @property
     def n_flows(self):
@@ -1178,10 +1466,15 @@ cdef class Kernel:
 
     @property
     def pending_events(self):
-        return self.s.heap_n
+        """Events still to come: the heap's, the arrivals waiting on wires and the
+        unscheduled transmission ends."""
+        cdef int64_t first = -1
+        return self.s.heap_n + self.s.wire_n + tx_pending(self.s, &first)
 
     def next_event_time(self):
-        return self.s.heap[0].t if self.s.heap_n > 0 else -1
+        cdef int64_t first = self.s.heap[0].t if self.s.heap_n > 0 else -1
+        tx_pending(self.s, &first)
+        return first
 
     def take_callbacks(self, int32_t start):
         """Completed flows with callbacks among done[start:]; clears the count."""
@@ -1433,7 +1726,7 @@ cdef class Kernel:
         cdef Port* pt = &self.s.ports[port]
         cdef MmuPort* m = &self.s.mmu[port]
         return {
-            "busy": pt.busy,
+            "busy": port_busy(self.s, port),
             "paused": [pt.paused[q] for q in range(NQ)],
             "qbytes": [pt.qbytes[q] for q in range(NQ)],
             "qbytes_total": pt.qbytes_total,
@@ -1455,6 +1748,8 @@ cdef class Kernel:
             "stale_by_kind": {EVENT_NAMES[k]: s.stale_by[k] for k in range(<int>N_EVENT_KINDS)},
             "pops_by_kind": {EVENT_NAMES[k]: s.pops[k] for k in range(<int>N_EVENT_KINDS)},
             "tx_done_ctrl": s.tx_ctrl,
+            "tx_done_unscheduled": s.tx_unsched,
+            "nic_wake_unscheduled": s.wake_unsched,
             "arrive_ctrl": s.arrive_ctrl,
             "tx_done_idle": s.txdone_idle,
             "nic_wake_idle": s.wake_idle,
