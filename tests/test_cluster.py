@@ -530,6 +530,10 @@ def test_cluster_command_writes_reports(tmp_path):
         assert (out / m / "jobs.csv").exists() and (out / m / "jct.png").stat().st_size > 1000
     rows = (out / "flow" / "jobs.csv").read_text().splitlines()
     assert rows[0].startswith("job_id,model,gpus,placement,arrival,start,end,wait,training,jct") and len(rows) == 31
+    # one figure overlays every model's JCT CDF over the measurement; the table names its units
+    assert (out / "jct_cdf.png").read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+    for needle in ("avg_jct (s)", "makespan (s)", "mape_avg_jct (%)", "ks_jct (0-1)", "jobs (jobs)"):
+        assert needle in r.stdout
 
 
 def test_cluster_command_bad_input_one_line_exit_2(tmp_path):

@@ -25,7 +25,8 @@ def add_arguments(p):
     p.add_argument("--pool", default="v100", help="model pool YAML or a shipped one (default v100)")
     p.add_argument("--policy", help="bin-packing, load-balancing or module:callable (default: the spec's)")
     p.add_argument("--contention", default="mosim",
-                   help="one or more of %s, comma-separated, run side by side (default mosim)" % ", ".join(MODELS))
+                   help="one or more of %s, comma-separated, or all, run side by side and overlaid in "
+                        "jct_cdf.png (default mosim)" % ", ".join(MODELS))
     p.add_argument("--out", required=True, metavar="DIR",
                    help="output folder (created if missing, in an existing folder; summary.csv and the "
                         "per-model folders' files in it are replaced)")
@@ -61,7 +62,8 @@ def add_arguments(p):
 
 def run_cluster(args):
     """Run every requested contention model, write the reports; return (rows, columns)."""
-    models = [m.strip() for m in args.contention.split(",") if m.strip()]
+    models = list(MODELS) if args.contention.strip() == "all" else [
+        m.strip() for m in args.contention.split(",") if m.strip()]
     for m in models:
         if m not in MODELS:
             raise WormholeError("unknown contention model %r (%s)" % (m, ", ".join(MODELS)), value=m)
@@ -149,8 +151,14 @@ def print_rows(rows, cols, as_json):
     names = ["%s (%s)" % (c, unit(c)) if unit(c) else c for c in cols]
     w = max(len(c) for c in names)
     for c, name in zip(cols, names):
-        print("%-*s " % (w, name) + " ".join(
-            ("%12.4g" % r[c]) if isinstance(r[c], float) else "%12s" % r[c] for r in rows))
+        print("%-*s " % (w, name) + " ".join(_cell(r[c]) for r in rows))
+
+
+def _cell(v):
+    """A table cell: seconds and errors in fixed point, small values to 4 digits."""
+    if not isinstance(v, float):
+        return "%12s" % v
+    return ("%12.1f" % v) if abs(v) >= 100 else ("%12.4g" % v)
 
 
 def add_pool_arguments(p):
