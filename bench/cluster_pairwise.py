@@ -16,15 +16,18 @@ printed first.
                                      [--csv OUT.csv]
 """
 import argparse
+import os
 import sys
 import time
 
 import numpy as np
 
-from wormhole import WormholeError
-from wormhole.cluster import ClusterSpec, ModelPool, make_contention
-from wormhole.cluster.pairwise import PAPER_MODELS, pairwise_table
-from wormhole.outputs import check_file, write_files
+sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))  # this clone's package
+
+from wormhole import WormholeError  # noqa: E402
+from wormhole.cluster import ClusterSpec, ModelPool, make_contention  # noqa: E402
+from wormhole.cluster.pairwise import PAPER_MODELS, pairwise_table  # noqa: E402
+from wormhole.outputs import check_file, write_files  # noqa: E402
 
 
 def main():

@@ -12,11 +12,14 @@ training, average / median / P99 JCT, makespan %) are printed beside.
 """
 import argparse
 import os
+import sys
 import time
 
-from wormhole.cluster import (ClusterSimulator, ClusterSpec, ModelPool, compare, make_contention, read_measured,
-                              read_trace)
-from wormhole.cluster.metrics import FIGURES
+sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))  # this clone's package
+
+from wormhole.cluster import (ClusterSimulator, ClusterSpec, ModelPool, compare,  # noqa: E402
+                              make_contention, read_measured, read_trace)
+from wormhole.cluster.metrics import FIGURES  # noqa: E402
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 DATA = os.path.join(HERE, "..", "tests", "data", "cluster")
