@@ -107,11 +107,8 @@ class PacketBackend(Backend):
         hs, hd = int(f.host_idx[src]), int(f.host_idx[dst])
         if f.pair_hops[hs, hd] < 0:
             raise RoutingError("no route from host %d to host %d" % (src, dst), value=(src, dst))
-        if c.has_win:
-            win = f.max_bdp if c.global_t else int(f.pair_bdp[hs, hd])
-        else:
-            win = 0
-        rtt_ns = f.max_rtt_ns if c.global_t else int(f.pair_rtt_ns[hs, hd])
+        bdp, rtt_ns = f.global_window(hs, hd) if c.global_t else (int(f.pair_bdp[hs, hd]), int(f.pair_rtt_ns[hs, hd]))
+        win = bdp if c.has_win else 0
         try:
             fid = self._kernel.add_flow(src, dst, 0 if persistent else nbytes, start, sport, dport, pg, int(win),
                                         rtt_ns * NS, bool(c.var_win), want_done, persistent, want_delivered)

@@ -168,6 +168,12 @@ def kernel_main(argv=None):
         sys.stdout.flush()
 
 
+def workload_lines(rep):
+    """The introspection tables of a report: bytes and time per collective kind, the critical path."""
+    from .workload.report import collective_lines, critical_lines
+    return collective_lines(rep) + critical_lines(rep)
+
+
 def _print_report(rep):
     it = rep.get("iteration_time_ps") or 0
     lines = ["model       %s on %d GPUs (TP %s, PP %s, DP %s), %s" % (
@@ -185,9 +191,12 @@ def _print_report(rep):
         rep["fabric_bytes"] / 1e9, rep["messages"], rep["flows"], rep["nvlink_bytes"] / 1e9))
     if rep.get("tp_allreduces"):
         lines.append("  NVLink    %.3f GB of it in %d TP all-reduces of %.1f MB activations (%.3f GB per GPU; "
-                     "fixed-bandwidth channel, not fabric packets)" % (
+                     "%s)" % (
                          rep["tp_allreduce_bytes"] / 1e9, rep["tp_allreduces"], rep["tp_activation_bytes"] / 1e6,
-                         rep["tp_allreduce_bytes"] / 1e9 / rep["gpus"]))
+                         rep["tp_allreduce_bytes"] / 1e9 / rep["gpus"],
+                         "packets through the NVSwitches" if rep.get("nvlink_fabric") else
+                         "fixed-bandwidth channel, not fabric packets"))
+    lines += workload_lines(rep)
     if rep.get("backend") == "flow":
         lines.append("cost        %.2f s wall-clock, %d flow-level events (flow starts and ends, callbacks), "
                      "%d rate solves" % (rep["wall_seconds"], rep["events"], rep["rate_solves"]))

@@ -103,6 +103,44 @@ class Fabric:
         reach = self.pair_hops >= 0
         self.max_rtt_ns = int(self.pair_rtt_ns[reach].max()) if reach.any() else 0
         self.max_bdp = int(self.pair_bdp[reach].max()) if reach.any() else 0
+        self._domains(reach)
+
+    def _domains(self, reach):
+        """Window domains: a topology whose links name a separate transport (``Topology.link_domain``, e.g.
+        the NVSwitch of each server) gives each host pair the domain of its route's first link; under
+        global_t a flow gets the largest BDP and base RTT of its own domain (``global_window``), so NVLink's
+        BDP does not become the NICs' window.  ``max_bdp`` / ``max_rtt_ns`` are the fabric's (domain 0)."""
+        self.domain_names = ["fabric"]
+        self.pair_domain = None
+        self.domain_bdp = [self.max_bdp]
+        self.domain_rtt_ns = [self.max_rtt_ns]
+        named = self.topo.link_domain
+        if not named:
+            return
+        self.domain_names += sorted(set(named.values()))
+        code = {n: i for i, n in enumerate(self.domain_names)}
+        link_dom = np.zeros(len(self.topo.links), np.int32)
+        for k, name in named.items():
+            link_dom[k] = code[name]
+        h = len(self.hosts)
+        rows = self.hosts.astype(np.int64)[:, None] * h + np.arange(h, dtype=np.int64)[None, :]
+        first = np.asarray(self.rt_ports, np.int64)[np.minimum(np.asarray(self.rt_start, np.int64)[rows],
+                                                              max(0, len(self.rt_ports) - 1))]
+        self.pair_domain = np.where(reach, link_dom[self.port_link[first]], 0).astype(np.int32)
+        self.domain_bdp, self.domain_rtt_ns = [], []
+        for d in range(len(self.domain_names)):
+            m = reach & (self.pair_domain == d)
+            self.domain_bdp.append(int(self.pair_bdp[m].max()) if m.any() else self.max_bdp)
+            self.domain_rtt_ns.append(int(self.pair_rtt_ns[m].max()) if m.any() else self.max_rtt_ns)
+        self.max_bdp, self.max_rtt_ns = self.domain_bdp[0], self.domain_rtt_ns[0]
+
+    def global_window(self, hs, hd):
+        """(window bytes, base RTT ns) of a flow between host indices ``hs`` and ``hd`` under global_t: the
+        maxima over the pairs of its domain (the whole fabric when there is one domain)."""
+        if self.pair_domain is None:
+            return self.max_bdp, self.max_rtt_ns
+        d = int(self.pair_domain[hs, hd])
+        return self.domain_bdp[d], self.domain_rtt_ns[d]
 
     # -- switch buffers ----------------------------------------------------
     def _mmu(self):

@@ -49,8 +49,17 @@ def workload_parser():
     ap.add_argument("--ep", type=int)
     ap.add_argument("--micro-batches", type=int)
     ap.add_argument("--vpp", type=int, help="virtual pipeline stages per stage: Megatron's interleaved 1F1B")
-    ap.add_argument("--nccl-algo", choices=("ring", "tree", "auto"), default="ring",
-                    help="DP all-reduce algorithm: NCCL ring (default), double binary tree, or auto (NCCL's tuner)")
+    ap.add_argument("--nccl-algo", choices=("ring", "tree", "nvls", "nvls_tree", "auto"), default="ring",
+                    help="TP and DP collective algorithm: NCCL ring (default), tree, NVLS (NVSwitch reduction "
+                         "inside a server, H100), NVLS-tree (NVLS plus a tree across servers), forced where the "
+                         "group can run it (else the ring), or auto (NCCL's tuner per collective)")
+    ap.add_argument("--nvlink-fabric", action="store_true",
+                    help="NVLink as part of the fabric: an NVSwitch per server with a port per GPU at the GPU's "
+                         "NVLink bandwidth, TP traffic as packets (slower to simulate); implies "
+                         "--time-quantum-ps 1")
+    ap.add_argument("--time-quantum-ps", type=int, choices=(1, 1000),
+                    help="tx-time resolution: 1000 (default) truncates to whole ns as the reference, 1 keeps ps "
+                         "(needed at NVLink rates: a 1048-byte frame at 2.4 Tb/s lasts 3.49 ns)")
     ap.add_argument("--recompute", action="store_true", help="full activation recomputation before each backward")
     ap.add_argument("--iterations", type=int, default=1)
     ap.add_argument("--layers", type=int, help="override the model's layer count (quick runs)")
@@ -106,8 +115,8 @@ def workload_parser():
 def run_workload(args, keep=None):
     """Build the fabric and the job, run it, return the report dict (and, if
     ``keep`` is a dict, put the network and the job in it)."""
-    from .units import gbps
-    from .workload import SimAIIteration, TrainingJob, load_preset, read_simai
+    from .units import US, gbps
+    from .workload import GPUS, SimAIIteration, TrainingJob, load_preset, read_simai
     args.mode = resolve_mode(args.backend, args.mode)
     timeline = getattr(args, "timeline", None)
     gps = getattr(args, "gpus_per_server", 8) if args.model == "chakra" else 8
@@ -117,7 +126,16 @@ def run_workload(args, keep=None):
         topo = wh.rail_optimized(args.gpus, gpus_per_server=gps, rate=gbps(args.rate))
     else:
         topo = default_fabric(args)
-    knobs = {}
+    quantum = getattr(args, "time_quantum_ps", None)
+    if getattr(args, "nvlink_fabric", False):
+        from .nvswitch import add_nvswitches
+        if args.backend == "flow":
+            raise wh.WormholeError("--nvlink-fabric runs on the packet backend")
+        if quantum == 1000:
+            raise wh.WormholeError("--nvlink-fabric needs --time-quantum-ps 1 (whole ns cannot time NVLink frames)")
+        add_nvswitches(topo, args.gpus, gps, gbps(nvlink_gbps(args)), US // 2)
+        quantum = 1
+    knobs = {} if quantum is None else {"time_quantum_ps": quantum}
     if args.mode == "accelerated":
         for name in ("steady_window", "steady_theta"):
             if getattr(args, name, None) is not None:
@@ -134,7 +152,8 @@ def run_workload(args, keep=None):
         if not args.workload:
             raise wh.WormholeError("model 'simai' needs --workload FILE")
         job = SimAIIteration(net, read_simai(args.workload), args.gpus, chunk_bytes=chunk,
-                             iterations=args.iterations)
+                             iterations=args.iterations, nccl_algo=getattr(args, "nccl_algo", "ring"),
+                             nvls=bool(args.gpu and GPUS[args.gpu].nvls))
     elif args.model == "chakra":
         from .workload.chakra import ChakraRun, ChakraTrace
         if not args.trace:
@@ -151,10 +170,10 @@ def run_workload(args, keep=None):
             if args.layers < chunks or args.layers % chunks:
                 raise wh.WormholeError("--layers must be a multiple of PP x VPP", value=args.layers)
             pre.model = replace(pre.model, layers=args.layers)
-        if ((pre.parallel.vpp > 1 or pre.zero or getattr(args, "nccl_algo", "ring") != "ring")
-                and (getattr(args, "chakra_out", None) or timeline)):
-            raise wh.WormholeError("--chakra-out and --timeline do not write interleaved (VPP), ZeRO or tree "
-                                   "schedules yet")
+        if ((pre.parallel.vpp > 1 or pre.zero or getattr(args, "nccl_algo", "ring") != "ring"
+             or topo.nvlink is not None) and (getattr(args, "chakra_out", None) or timeline)):
+            raise wh.WormholeError("--chakra-out and --timeline do not write interleaved (VPP), ZeRO, non-ring "
+                                   "NCCL or NVLink-fabric schedules yet")
         job = TrainingJob(net, pre, chunk_bytes=chunk, iterations=args.iterations,
                           nccl_algo=getattr(args, "nccl_algo", "ring"))
     out_files, plan = {}, None
@@ -212,7 +231,7 @@ def run_workload(args, keep=None):
         ps = plan.summary()
         rep.update({k: ps[k] for k in ("model", "tp", "pp", "dp", "ep", "micro_batches", "gpus")})
         rep["run_as"] = "chakra graph"
-    rep.update({"mode": args.mode, "topology": fabric_label(args),
+    rep.update({"mode": args.mode, "topology": fabric_label(args) + (" + NVSwitches" if topo.nvlink else ""),
                 "backend": args.backend, "wall_seconds": round(wall, 3), "events": st["events"],
                 "events_per_second": round(st["events"] / wall) if wall > 0 else 0,
                 "flows": st["flows"], "messages": len(net.messages), "sim_time_ps": net.now})
@@ -243,6 +262,16 @@ def run_workload(args, keep=None):
                 "packets": st["data_packets"] + st["ctrl_packets"], "pfc_pauses": st["pfc_pauses"],
                 "drops": st["drops"]})
     return rep
+
+
+def nvlink_gbps(args):
+    """The NVLink bandwidth (Gb/s per direction) of the run's GPUs: the preset's GPU (or --gpu)."""
+    from .workload.models import GPUS, load_preset
+    if args.gpu:
+        return GPUS[args.gpu].nvlink_gbps
+    if args.model in ("simai", "chakra"):
+        return GPUS["a100"].nvlink_gbps
+    return load_preset(args.model).gpu.nvlink_gbps
 
 
 def default_fabric(args):

@@ -10,6 +10,7 @@ from libc.stdint cimport int64_t, uint64_t, int32_t, uint32_t, int16_t, uint8_t
 cdef extern from "wh_time.h":
     int64_t wh_ns3_seconds_to_ns(double v) nogil
     int64_t wh_tx_time_ps(int64_t nbytes, int64_t bps, int64_t quantum_ps) nogil
+    int64_t wh_muldiv(int64_t a, int64_t b, int64_t c) nogil
     uint32_t wh_ecmp_hash3(uint32_t w0, uint32_t w1, uint32_t w2, uint32_t seed) nogil
     uint64_t wh_rng_next(uint64_t* state) nogil
     double wh_rng_uniform(uint64_t* state) nogil

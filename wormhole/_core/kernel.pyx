@@ -265,7 +265,7 @@ cdef inline int64_t flow_window(Flow* f) noexcept nogil:
     if f.win == 0:
         return 0
     if f.var_win:
-        w = f.win * f.rate // f.max_rate
+        w = wh_muldiv(f.win, f.rate, f.max_rate)
         return w if w > 0 else 1
     return f.win
 

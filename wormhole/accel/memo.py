@@ -44,7 +44,10 @@ def window_rtt(net, src, dst):
     Network.send computes them): the fabric-wide maxima under global_t."""
     c, fab = net.config, net.fabric
     if c.global_t:
-        return (fab.max_bdp if c.has_win else 0), fab.max_rtt_ns
+        if src is None:
+            return (fab.max_bdp if c.has_win else 0), fab.max_rtt_ns
+        bdp, rtt = fab.global_window(int(fab.host_idx[src]), int(fab.host_idx[dst]))
+        return (bdp if c.has_win else 0), rtt
     hs, hd = int(fab.host_idx[src]), int(fab.host_idx[dst])
     return (int(fab.pair_bdp[hs, hd]) if c.has_win else 0), int(fab.pair_rtt_ns[hs, hd])
 
@@ -55,6 +58,8 @@ def parameters_key(net):
     under global_t the fabric-wide window and base RTT (JSON text)."""
     c = net.config
     fabric_wide = list(window_rtt(net, None, None)) if c.global_t else None
+    if c.global_t and len(net.fabric.domain_bdp) > 1:      # separate transport domains (NVLink): each one's
+        fabric_wide = [fabric_wide, net.fabric.domain_bdp, net.fabric.domain_rtt_ns]
     return json.dumps([MEMO_VERSION, c.key_values(), fabric_wide], separators=(",", ":"))
 
 
