@@ -1,8 +1,6 @@
 """A validated topology compiled to arrays: ports, shortest-path ECMP tables,
 switch MMU settings (headroom, PFC shift, ECN thresholds) and the per-host-pair
 base RTT, bandwidth and BDP that the reference derives from its BFS."""
-import array
-
 import numpy as np
 
 from ._core.routing import shortest_path_routes
@@ -185,29 +183,13 @@ class Fabric:
         return m[rate]
 
     def kernel_arrays(self):
-        """The arrays ``Kernel.build`` copies in.  The routing table (millions
-        of entries at a thousand hosts) goes as ``array.array``: the kernel
-        copies element by element, and indexing an array.array is several
-        times cheaper than creating a NumPy scalar per element."""
-        rt = {k: _as_array(getattr(self, k)) for k in ("rt_start", "rt_cnt", "rt_ports")}
-        return {
-            "is_switch": self.is_switch, "host_idx": self.host_idx, "sw_idx": self.sw_idx,
-            "node_ip": self.node_ip, "seed": self.seed, "host_nic": self.host_nic,
-            "n_hosts": len(self.hosts), "n_switches": len(self.switches),
-            "port_node": self.port_node, "port_peer": self.port_peer,
-            "port_ifindex": self.port_ifindex, "port_link": self.port_link,
-            "port_rate": self.port_rate, "port_delay": self.port_delay, "port_error": self.port_error,
-            "port_headroom": self.port_headroom, "port_pfc_shift": self.port_pfc_shift,
-            "port_kmin": self.port_kmin, "port_kmax": self.port_kmax, "port_pmax": self.port_pmax,
-            "sw_buffer": self.sw_buffer, "sw_total_hdrm": self.sw_total_hdrm,
-            "sw_total_rsrv": self.sw_total_rsrv,
-            "rt_start": rt["rt_start"], "rt_cnt": rt["rt_cnt"], "rt_ports": rt["rt_ports"],
-        }
-
-
-def _as_array(a):
-    """An int32 NumPy array as an ``array.array`` of 32-bit C ints (same values)."""
-    out = array.array("i")
-    assert out.itemsize == 4
-    out.frombytes(np.ascontiguousarray(a, np.int32).tobytes())
-    return out
+        """The arrays ``Kernel.build`` copies in, checked (``kernel_inputs.FabricArrays``)."""
+        from .kernel_inputs import FabricArrays
+        return FabricArrays(
+            is_switch=self.is_switch, host_idx=self.host_idx, sw_idx=self.sw_idx, node_ip=self.node_ip,
+            seed=self.seed, host_nic=self.host_nic, port_node=self.port_node, port_peer=self.port_peer,
+            port_ifindex=self.port_ifindex, port_rate=self.port_rate, port_delay=self.port_delay,
+            port_error=self.port_error, port_headroom=self.port_headroom, port_pfc_shift=self.port_pfc_shift,
+            port_kmin=self.port_kmin, port_kmax=self.port_kmax, port_pmax=self.port_pmax,
+            sw_buffer=self.sw_buffer, sw_total_hdrm=self.sw_total_hdrm, sw_total_rsrv=self.sw_total_rsrv,
+            rt_start=self.rt_start, rt_cnt=self.rt_cnt, rt_ports=self.rt_ports)

@@ -105,16 +105,21 @@ ctypedef struct Packet:
     uint8_t pfc_pause   # PFC frame: 1 = pause, 0 = resume
     uint8_t nhop        # INT hop records written so far
     uint8_t _pad
+    int64_t arr_t       # on a wire behind another packet of its port: arrival time at the peer, ps
+    uint64_t arr_seq    # and the sequence number its arrival event was given when it was sent
 
 ctypedef struct Port:
     int32_t node        # node that owns this port
     int32_t peer        # the port at the other end of the link
     int32_t ifindex     # device index on its node (ns-3 numbering, from 1)
-    int32_t link        # link index in the topology
     int64_t rate_bps    # line rate
     int64_t delay_ps    # propagation delay to the peer
     double error_rate   # probability that an arriving packet is corrupted
-    uint8_t busy        # 1 while a packet is being serialised
+    uint8_t busy        # 1 while a packet is being serialised (see port_busy in kernel.pyx)
+    uint8_t tx_lazy     # busy: its transmission-done is not in the heap (it would find nothing to send)
+    uint8_t tx_ctrl     # busy: the packet being serialised is a control packet (ACK, NACK, PFC)
+    int64_t tx_end      # busy: end of the serialisation, ps
+    uint64_t tx_seq     # busy: sequence number of its transmission-done event, scheduled or not
     uint8_t paused[8]   # queues paused by PFC frames received on this port
     int32_t qhead[8]    # FIFO heads per queue (hosts: queue 0 is the ACK queue)
     int32_t qtail[8]    # FIFO tails per queue
@@ -125,9 +130,17 @@ ctypedef struct Port:
     int64_t tx_packets  # cumulative packets transmitted
     int64_t wake_t      # host: time of the pending NIC wake-up, -1 if none
     int64_t wake_token  # host: token of the pending wake-up (stale events ignored)
+    uint64_t wake_seq   # host: sequence number of the pending wake-up, scheduled or not
+    uint8_t wake_lazy   # host: the pending wake-up is not in the heap (it would find nothing to send)
     int32_t wakes_pending  # host: wake-ups since the NIC last sent a data packet
     double wake_per_pkt    # host: recent wake-ups per data packet (mean over ~1024 packets);
                            # a fast-forward counts the wake-ups its skipped packets would have cost
+    double txd_per_pkt     # recent transmission-done events per packet sent (mean over ~1024 packets,
+                           # from 1): the rest ended unscheduled; a fast-forward counts them likewise
+    int32_t wire_head   # packets on the link whose arrival is not in the heap yet, in arrival order
+    int32_t wire_tail   # (linked by Packet.next): each enters the heap when the one ahead arrives
+    int32_t wire_heap   # this port's arrivals in the heap (at most one unless a fast-forward flushed
+                        # the wire)
     int32_t* qps        # host: queue pairs attached to this NIC, in arrival order
     int32_t nqps        # host: number of entries in qps
     int32_t cap_qps     # host: capacity of qps
@@ -285,6 +298,8 @@ ctypedef struct FlowWin:
     int64_t act_idl     # idle_total at that moment
     int64_t need        # fresh samples required after act_n before the flow may be fast-forwarded
     int64_t last_dec    # number of the last sample lower than the one before it (-1: none)
+    int64_t ep_t        # goodput is measured from no earlier than this: the last time a flow sharing one of
+                        # this flow's ports (or the flow itself) joined, left, went idle or resumed, ps
 
 ctypedef struct Skip:
     # One partition's fast-forward in progress.
@@ -335,8 +350,6 @@ ctypedef struct Accel:
     uint8_t* part_dirty # per partition: a flow left, split check pending
     int32_t* part_ver   # per partition: membership version (memo notices carry it)
     uint8_t* part_watch # per partition: report when it first becomes steady (memo miss)
-    int64_t* part_t     # per partition: when its set of sending flows last changed, ps (goodputs
-                        # are measured from then on; shifted with the partition's skips)
     uint8_t memo        # report partition formations for memoization
     int64_t* mnotes     # memo notices: rows (kind 0 formed / 1 steady, partition, version)
     int32_t n_mnotes    # rows used
@@ -381,8 +394,9 @@ ctypedef struct Accel:
                              # idle connection of it, (planned ends) a DCQCN rate increase, other
     int32_t back_why         # cause of the skip-back under way (index of backs_by)
     int32_t gp_why           # why the last steady-goodput measurement gave none (index of rejects)
-    uint8_t quarters         # also call a flow steady when its window's quarter goodputs agree (experimental,
-                             # off by default: measured too optimistic where CC periods outlast the window)
+    uint8_t quarters         # also call a flow steady when its window's quarter goodputs agree (steady_goodput)
+    int64_t gp_span          # ... provided its window spans at least this long (8 periods of the CC's
+                             # slowest control loop, from the CC registry), ps
 
 ctypedef struct PfcRecord:
     int64_t t           # time, ps
@@ -424,8 +438,9 @@ ctypedef struct Sim:
     Event* heap         # binary heap ordered by (t, seq)
     int64_t heap_n      # events in the heap
     int64_t heap_cap    # capacity
+    uint64_t cur_seq    # sequence number of the event being processed (or last processed)
+    int64_t wire_n      # packets on wires whose arrival is not in the heap (see Port.wire_head)
     # fabric
-    int32_t n_nodes     # nodes (hosts and switches)
     int32_t n_ports     # directed ports (two per link)
     int32_t n_hosts     # hosts
     uint8_t* is_switch  # per node
@@ -436,7 +451,7 @@ ctypedef struct Sim:
     Port* ports         # per port
     MmuPort* mmu        # per port (used on switch ports)
     SwitchState* sw     # per switch
-    int32_t* rt_start   # [sw_idx * n_hosts + host_idx] -> first next hop in rt_ports
+    int32_t* rt_start   # [node * n_hosts + host_idx] -> first next hop in rt_ports
     int32_t* rt_cnt     # number of next hops
     int32_t* rt_ports   # egress ports
     int32_t* host_nic   # host index -> first NIC port
@@ -485,7 +500,11 @@ ctypedef struct Sim:
     int64_t stale_events   # cancelled wake-ups popped and ignored
     int64_t pops[10]    # heap pops by event kind (processed, stale, chained flow-start phases, virtual-time notes)
     int64_t stale_by[10]   # stale pops by event kind (a superseded token: the event was re-armed or cancelled)
-    int64_t tx_ctrl     # transmissions (start_tx, hence EV_TX_DONE) of control packets (ACK, NACK, PFC)
+    int64_t tx_ctrl     # EV_TX_DONE events (scheduled transmission ends) of control packets (ACK, NACK, PFC)
+    int64_t tx_unsched  # transmission ends never scheduled: found nothing to send, no event (see start_tx)
+    int64_t wake_unsched   # NIC wake-ups never scheduled (see nic_arm): passed with nothing to send (no event)
+                           # or superseded by an earlier one (no stale pop)
+    uint8_t eager_tx    # 1: every transmission end is scheduled (Network.step counts heap pops)
     int64_t arrive_ctrl # EV_ARRIVE events of control packets (ACK, NACK, PFC)
     int64_t txdone_idle # EV_TX_DONE events after which the port stays idle (nothing to send next)
     int64_t wake_idle   # EV_NIC_WAKE events (not stale) that sent no packet
