@@ -500,7 +500,8 @@ class _JobReplay:
         job was still running (the window closes when the last job completes
         its ``iterations``): a short job's mean covers the long job's whole
         measured period, not only its first iterations."""
-        m = [d for d, e in zip(self.durations[1:], self.ends[1:]) if e <= self.window[0]]
+        close = self.window[0]
+        m = [d for d, e in zip(self.durations[1:], self.ends[1:]) if close is not None and e <= close]
         m = m or self.durations[1:] or self.durations
         return sum(m) / len(m)
 
