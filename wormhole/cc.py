@@ -1,5 +1,13 @@
-"""Congestion-control registry and the per-algorithm presets of the reference's
-run script (``simulation/run.py``), selectable by name."""
+"""The congestion-control registry and the per-algorithm presets of the
+reference's run script (``simulation/run.py``), selectable by name.
+
+``REGISTRY`` is the one list of algorithm names: the configuration's ``cc``
+values and the reference's CC_MODE codes (``wormhole.config``), the presets and
+the CLI's choices derive from it.  Each name is a row of the kernel's table of
+operations (``CC_TABLE`` in ``_core/cc_table.pxi``), which holds the kernel's
+side of the algorithm (its enum value, the feedback it needs in packets);
+``kernel_table`` checks that the two name the same algorithms."""
+import importlib
 from dataclasses import dataclass
 
 from .errors import ConfigError
@@ -9,20 +17,46 @@ from .units import NS, ns3_fixed_point
 @dataclass(frozen=True)
 class CcSpec:
     name: str
-    int_bytes: int      # INT header bytes in every data packet and echoed in the ACK
-    int_mode: int       # kernel IntMode: 0 none, 1 timestamp, 2 hop records
-    ref_code: int       # the reference's CC_MODE
+    ref_code: int       # the reference's CC_MODE (None: not an algorithm of the reference)
     doc: str
 
+    @property
+    def kind(self):
+        """The kernel's CcKind (its row of the table of operations)."""
+        return kernel_table()[0][self.name]
 
-REGISTRY = {
-    "none": CcSpec("none", 0, 0, 0, "fixed rate: line rate, window = BDP (no reaction)"),
-    "dcqcn": CcSpec("dcqcn", 0, 0, 1, "DCQCN, Mellanox flavour: ECN-echo ACKs as CNPs, alpha/decrease/"
-                    "increase timers"),
-    "hpcc": CcSpec("hpcc", 42, 2, 3, "HPCC: INT hop records, window and rate from the normalised inflight"),
-    "timely": CcSpec("timely", 8, 1, 7, "TIMELY: RTT gradient, HAI after 5 increases"),
-    "dctcp": CcSpec("dctcp", 0, 0, 8, "DCTCP, rate-based: alpha per window, one cut per window of ECN"),
-}
+    @property
+    def int_mode(self):
+        """The kernel's IntMode: the feedback the algorithm reads from ACKs."""
+        return kernel_table()[1][self.name][0]
+
+    @property
+    def int_bytes(self):
+        """INT header bytes in every data packet, echoed in the ACK."""
+        return kernel_table()[1][self.name][1]
+
+
+REGISTRY = {s.name: s for s in (
+    CcSpec("none", 0, "fixed rate: line rate, window = BDP (no reaction)"),
+    CcSpec("dcqcn", 1, "DCQCN, Mellanox flavour: ECN-echo ACKs as CNPs, alpha/decrease/increase timers"),
+    CcSpec("hpcc", 3, "HPCC: INT hop records, window and rate from the normalised inflight"),
+    CcSpec("timely", 7, "TIMELY: RTT gradient, HAI after 5 increases"),
+    CcSpec("dctcp", 8, "DCTCP, rate-based: alpha per window, one cut per window of ECN"),
+)}
+
+_TABLE = []
+
+
+def kernel_table():
+    """({name: CcKind}, {name: (IntMode, INT bytes)}) of the kernel's table of
+    operations, checked once against REGISTRY (loads the kernel on first use)."""
+    if not _TABLE:
+        k = importlib.import_module("._core.kernel", __package__)
+        if set(k.CC_KINDS) != set(REGISTRY):
+            raise RuntimeError("the kernel's congestion-control table (%s) and wormhole.cc.REGISTRY (%s) differ"
+                               % (", ".join(k.CC_KINDS), ", ".join(REGISTRY)))
+        _TABLE.append((dict(k.CC_KINDS), dict(k.CC_WIRE)))
+    return _TABLE[0]
 
 
 def spec(name):
@@ -30,6 +64,11 @@ def spec(name):
         return REGISTRY[name]
     except KeyError:
         raise ConfigError("unknown congestion control %r (one of %s)" % (name, ", ".join(REGISTRY)), value=name)
+
+
+def ref_codes():
+    """{reference CC_MODE: name} of the algorithms the reference has."""
+    return {s.ref_code: s.name for s in REGISTRY.values() if s.ref_code is not None}
 
 
 def _us_to_ps(v):

@@ -6,12 +6,12 @@ import math
 import os
 from dataclasses import dataclass
 
-from .cc import PRESETS, preset as _preset_values
+from .cc import PRESETS, REGISTRY as _CC, preset as _preset_values, ref_codes as _cc_codes
 from .errors import ConfigError, read_text
 from .units import parse_rate, parse_size, parse_time
 
-CC_NAMES = ("none", "dcqcn", "hpcc", "timely", "dctcp")
-CC_MODE_CODES = {1: "dcqcn", 3: "hpcc", 7: "timely", 8: "dctcp"}
+CC_NAMES = tuple(_CC)                  # the registry's names (wormhole.cc.REGISTRY)
+CC_MODE_CODES = _cc_codes()             # the reference's CC_MODE -> name
 
 
 def _bool(v):
@@ -58,9 +58,8 @@ def _cc(v):
         raise ValueError("unknown congestion control %r (one of %s)" % (v, ", ".join(CC_NAMES)))
     if code in CC_MODE_CODES:
         return CC_MODE_CODES[code]
-    if code == 0:
-        return "none"
-    raise ValueError("unsupported CC_MODE %r (1 dcqcn, 3 hpcc, 7 timely, 8 dctcp)" % (v,))
+    raise ValueError("unsupported CC_MODE %r (%s)" % (v, ", ".join("%d %s" % (c, n) for c, n in
+                                                                 sorted(CC_MODE_CODES.items()) if c)))
 
 
 def _str(v):
@@ -123,9 +122,10 @@ NOMINAL_GBPS = 100      # NIC rate a preset is shown at before a Network scales 
 
 # The registry.  Order is the order of the generated docs.
 PARAMS = (
-    _p("cc", "name", "none", "congestion control: none (fixed rate: line rate, window = BDP), "
-       "dcqcn, hpcc, timely, dctcp (reference CC_MODE 0, 1, 3, 7, 8); `Config(cc=X)` starts from the "
-       "reference run script's preset of X (see `preset`)", _cc, "CC_MODE", dynamics=True),
+    _p("cc", "name", "none", "congestion control: " + ", ".join(
+        "%s (%s)" % (s.name, "not in the reference" if s.ref_code is None else "CC_MODE %d" % s.ref_code)
+        for s in _CC.values()) + "; none is a fixed rate (line rate, window = BDP); `Config(cc=X)` starts from "
+       "the preset of X (see `preset`)", _cc, "CC_MODE", dynamics=True),
     _p("preset", "name", "auto", "base of every parameter not given explicitly: 'auto' (the reference run "
        "script's preset of `cc`; cc=none has none: the registry defaults), 'none' (the registry "
        "defaults, the reference's C++ defaults; `Config.from_file` and `Config.generic` use it: a config.txt "

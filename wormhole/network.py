@@ -20,7 +20,7 @@ from collections import deque, namedtuple
 
 import numpy as np
 
-from ._core.kernel import Kernel
+from ._core.kernel import RUN_CODES, Kernel
 from . import cc as ccmod
 from .config import Config
 from .errors import ApiError, NotAvailableError, ResourceLimitError, RoutingError, TopologyError, WormholeError
@@ -29,7 +29,7 @@ from .topology import Topology, read_topology
 from .units import NS, as_bytes, as_time, ns3_fixed_point
 
 INT64_MAX = (1 << 63) - 1
-_RUN_IDLE, _RUN_CALLBACKS, _RUN_USER, _RUN_LIMIT = 0, 1, 2, 3
+_RUN_IDLE, _RUN_CALLBACKS, _RUN_USER, _RUN_LIMIT = (RUN_CODES[k] for k in ("idle", "callbacks", "user", "limit"))
 
 # Header bytes of the reference's data packet without INT: PPP 14 + IPv4 20 + UDP 8 + SeqTs 6
 BASE_HEADER = 48
