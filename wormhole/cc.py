@@ -8,6 +8,7 @@ operations (``CC_TABLE`` in ``_core/cc_table.pxi``), which holds the kernel's
 side of the algorithm (its enum value, the feedback it needs in packets);
 ``kernel_table`` checks that the two name the same algorithms."""
 import importlib
+import math
 from dataclasses import dataclass
 
 from .errors import ConfigError
@@ -42,6 +43,8 @@ REGISTRY = {s.name: s for s in (
     CcSpec("hpcc", 3, "HPCC: INT hop records, window and rate from the normalised inflight"),
     CcSpec("timely", 7, "TIMELY: RTT gradient, HAI after 5 increases"),
     CcSpec("dctcp", 8, "DCTCP, rate-based: alpha per window, one cut per window of ECN"),
+    CcSpec("swift", None, "Swift (SIGCOMM 2020): a window steered to a target delay (flow and hop scaling), "
+           "AIMD with one decrease per RTT, paced below one packet"),
 )}
 
 _TABLE = []
@@ -76,8 +79,23 @@ def _us_to_ps(v):
     return ns3_fixed_point(float(v), 1000) * NS
 
 
+def _swift_scaling(c):
+    """Swift's flow-scaling alpha and beta (ps) from its range and the windows
+    (packets) at which the term is fs_range and 0."""
+    lo, hi = float(c.swift_fs_min_cwnd), float(c.swift_fs_max_cwnd)
+    if not lo < hi:
+        raise ConfigError("swift_fs_min_cwnd (%g) must be below swift_fs_max_cwnd (%g)" % (lo, hi), value=lo)
+    if float(c.swift_min_cwnd) > float(c.swift_max_cwnd):
+        raise ConfigError("swift_min_cwnd (%g) must not exceed swift_max_cwnd (%g)"
+                          % (c.swift_min_cwnd, c.swift_max_cwnd), value=c.swift_min_cwnd)
+    fs_range = float(c.swift_fs_range) * 1e6
+    alpha = fs_range / (1 / math.sqrt(lo) - 1 / math.sqrt(hi))
+    return fs_range, alpha, -alpha / math.sqrt(hi)
+
+
 def kernel_params(c):
     """The kernel's CcParams from a Config."""
+    fs_range, fs_alpha, fs_beta = _swift_scaling(c)
     return {
         "name": c.cc,
         "min_rate": int(c.min_rate),
@@ -102,6 +120,18 @@ def kernel_params(c):
         "tmly_tlow": ns3_fixed_point(float(c.timely_t_low), 1000),
         "tmly_thigh": ns3_fixed_point(float(c.timely_t_high), 1000),
         "tmly_min_rtt": ns3_fixed_point(float(c.timely_min_rtt), 1000),
+        "sw_base_target": int(round(float(c.swift_base_target) * 1e6)),
+        "sw_hop_scale": int(round(float(c.swift_hop_scale) * 1e6)),
+        "sw_fs_range": fs_range,
+        "sw_fs_alpha": fs_alpha,
+        "sw_fs_beta": fs_beta,
+        "sw_ai": float(c.swift_ai),
+        "sw_beta": float(c.swift_beta),
+        "sw_max_mdf": float(c.swift_max_mdf),
+        "sw_min_cwnd": float(c.swift_min_cwnd),
+        "sw_max_cwnd": float(c.swift_max_cwnd),
+        "sw_init_cwnd": float(c.swift_init_cwnd),
+        "sw_retx_reset": int(c.swift_retx_reset),
     }
 
 
@@ -137,8 +167,8 @@ def ecn_maps(dctcp, bw, link_rates=()):
 
 def preset(name, nic_gbps=100, link_rates=()):
     """Parameter values of the reference's run.py for ``name`` at a NIC rate of
-    ``nic_gbps`` (Gb/s): dcqcn, dcqcn_paper, dcqcn_vwin, dcqcn_paper_vwin, hpcc,
-    timely, timely_vwin, dctcp.  The ECN maps also cover ``link_rates`` (bps)."""
+    ``nic_gbps`` (Gb/s): one of PRESETS (swift's is ours: the reference has no
+    Swift).  The ECN maps also cover ``link_rates`` (bps)."""
     bw = int(nic_gbps)
     if bw <= 0:
         raise ConfigError("NIC rate must be positive", value=nic_gbps)
@@ -159,14 +189,18 @@ def preset(name, nic_gbps=100, link_rates=()):
     elif name == "dctcp":
         v.update(cc="dctcp", rate_ai="10Mb/s", rate_hai="10Mb/s", dctcp_rate_ai="615Mb/s", ewma_gain=0.0625,
                  has_win=True, var_win=True, fast_react=False, ack_high_prio=False)
+    elif name == "swift":
+        # not a preset of the reference's run script: its common values (buffer, ECN maps, PFC) with Swift's
+        # own window (the registry's swift_* defaults)
+        v.update(cc="swift", has_win=True, var_win=False, fast_react=False, ack_high_prio=False)
     elif name in ("timely", "timely_vwin"):
         v.update(cc="timely", rate_ai="%gMb/s" % (10 * bw / 10), rate_hai="%gMb/s" % (50 * bw / 10),
                  has_win=name.endswith("vwin"), var_win=name.endswith("vwin"), fast_react=False,
                  ack_high_prio=True)
     else:
-        raise ConfigError("unknown preset %r (dcqcn, dcqcn_paper, dcqcn_vwin, dcqcn_paper_vwin, hpcc, timely, "
-                          "timely_vwin, dctcp)" % name, value=name)
+        raise ConfigError("unknown preset %r (%s)" % (name, ", ".join(PRESETS)), value=name)
     return v
 
 
-PRESETS = ("dcqcn", "dcqcn_paper", "dcqcn_vwin", "dcqcn_paper_vwin", "hpcc", "timely", "timely_vwin", "dctcp")
+PRESETS = ("dcqcn", "dcqcn_paper", "dcqcn_vwin", "dcqcn_paper_vwin", "hpcc", "timely", "timely_vwin", "dctcp",
+           "swift")

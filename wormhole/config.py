@@ -120,6 +120,31 @@ def _p(name, unit, default, doc, parse, ref_key=None, lo=None, hi=None, *, dynam
 
 NOMINAL_GBPS = 100      # NIC rate a preset is shown at before a Network scales it to its fabric
 
+# Swift (not in the reference), with the defaults of htsim's Swift (csg-htsim sim/swift.cpp): name (after
+# swift_), unit, default, range, meaning
+_SWIFT_PARAMS = tuple(_p("swift_" + name, unit, default, "Swift: " + doc, _int if unit == "int" else _float, None,
+                         lo, hi, dynamics=True) for name, unit, default, lo, hi, doc in (
+    ("base_target", "us", 20.0, 0.001, 1e6, "base target delay (RTT) of a flow"),
+    ("hop_scale", "us", 3.0534, 0.0, 1e6, "target delay added per switch on the flow's path (htsim: base target "
+     "/ 6.55)"),
+    ("fs_range", "us", 100.0, 0.0, 1e6, "flow scaling adds alpha / sqrt(cwnd) + beta, clamped to [0, fs_range], "
+     "to the target (htsim: 5 x base target)"),
+    ("fs_min_cwnd", "packets", 0.1, 1e-6, 1e6, "window at which flow scaling adds fs_range"),
+    ("fs_max_cwnd", "packets", 100.0, 1e-6, 1e9, "window at which flow scaling adds nothing"),
+    ("ai", "packets", 1.0, 0.0, 1e6, "additive increase per RTT below the target"),
+    ("beta", "ratio", 0.8, 0.0, 1e3, "multiplicative decrease per unit of relative excess delay (cwnd x= 1 - "
+     "beta (delay - target) / delay)"),
+    ("max_mdf", "ratio", 0.5, 0.0, 0.999, "largest multiplicative decrease at once (also on a loss or a "
+     "retransmission timeout)"),
+    ("min_cwnd", "packets", 0.01, 1e-6, 1e6, "smallest window (below 1 packet the flow is paced at one packet "
+     "per srtt / cwnd; htsim: 10 bytes)"),
+    ("max_cwnd", "packets", 1000.0, 1e-6, 1e9, "largest window"),
+    ("init_cwnd", "packets", 0.0, 0.0, 1e9, "initial window (0: the flow's bandwidth-delay product, a line-rate "
+     "start as the other algorithms)"),
+    ("retx_reset", "int", 5, 1, 1 << 20, "retransmission timeouts in a row that reset the window to "
+     "swift_min_cwnd"),
+))
+
 # The registry.  Order is the order of the generated docs.
 PARAMS = (
     _p("cc", "name", "none", "congestion control: " + ", ".join(
@@ -241,6 +266,7 @@ PARAMS = (
     _p("timely_t_low", "us", 50.0, "TIMELY: increase below this RTT", _float, None, 0, 1e9, dynamics=True),
     _p("timely_t_high", "us", 500.0, "TIMELY: decrease above this RTT", _float, None, 0, 1e9, dynamics=True),
     _p("timely_min_rtt", "us", 20.0, "TIMELY: gradient normaliser", _float, None, 0.001, 1e9, dynamics=True),
+    *_SWIFT_PARAMS,
     _p("sample_interval", "us", 0.0, "record every running flow's rate and every non-empty switch queue "
        "this often (0 = off); see Network.samples() and `python -m wormhole plot`", _float, None, 0, 1e9,
        dynamics=False),

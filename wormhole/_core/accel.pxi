@@ -696,7 +696,7 @@ cdef void skip_try(Sim* s, int32_t P) noexcept nogil:
         # ramping up (e.g. DCQCN's timer-driven recovery, steps far below theta):
         # a skip would freeze it half way
         if (w.last_dec <= w.n - L and w.val[(w.n - 1) % L] > w.val[w.n % L]
-                and f.rate < f.max_rate):
+                and CC_TABLE[f.cc].send_rate(s, fi) < f.max_rate):
             _reject(a, 6, P)
             return
         a.gp[i] = _steady_goodput(s, fi)

@@ -38,6 +38,10 @@ cdef object _cc_no_dict(Sim* s, int32_t fi):
     return {}
 
 
+cdef int64_t _cc_pacing_rate(Sim* s, int32_t fi) noexcept nogil:
+    return s.flows[fi].rate
+
+
 cdef void _cc_row(int kind, const char* name, int int_mode, int int_bytes, size_t state_size,
                   int vec_ints) noexcept:
     """A row with every operation a no-op; the algorithm's section sets its own."""
@@ -57,6 +61,7 @@ cdef void _cc_row(int kind, const char* name, int int_mode, int int_bytes, size_
     o.get_vec = _cc_nop_vec
     o.set_vec = _cc_nop_vec
     o.as_dict = _cc_no_dict
+    o.send_rate = _cc_pacing_rate
 
 # ------------------------------------------------------------------ DCQCN
 
@@ -252,6 +257,93 @@ cdef object _dctcp_dict(Sim* s, int32_t fi):
     cdef DctcpState* st = _dctcp(s, fi)
     return {"alpha": st.alpha, "ca_state": st.ca_state, "batch": st.batch}
 
+# ------------------------------------------------------------------ Swift
+
+cdef inline SwiftState* _swift(Sim* s, int32_t fi) noexcept nogil:
+    return <SwiftState*>cc_state_of(s, fi, CC_SWIFT)
+
+
+cdef void _swift_apply(Sim* s, int32_t fi, bint direct) noexcept nogil:
+    """The window and rate the NIC applies: cwnd packets in flight at line rate,
+    or below one packet no window and one packet every pace_gap."""
+    cdef SwiftState* st = _swift(s, fi)
+    cdef Flow* f = &s.flows[fi]
+    cdef int64_t rate = swift_pace_rate(s.p.mtu + s.p.hdr_bytes, st.pace_gap, f.max_rate)
+    if st.pace_gap > 0:
+        f.win = 0
+    else:
+        f.win = <int64_t>(st.cwnd * <double>s.p.mtu)
+        if f.win < 1:
+            f.win = 1
+    if direct:
+        f.rate = rate
+    elif rate != f.rate:
+        change_rate(s, fi, rate)
+
+
+cdef void _swift_init(Sim* s, int32_t fi) noexcept nogil:
+    cdef Flow* f = &s.flows[fi]
+    f.var_win = 0                   # the window is Swift's own
+    swift_init(_swift(s, fi), &s.cc, <double>f.max_rate * <double>f.base_rtt / 8e12 / <double>s.p.mtu,
+               f.path_len - 1, f.base_rtt)
+    _swift_apply(s, fi, True)
+
+
+cdef void _swift_ack(Sim* s, int32_t fi, int32_t pk) noexcept nogil:
+    cdef Packet* pkt = &s.pkts[pk]
+    cdef Flow* f = &s.flows[fi]
+    if pkt.kind == PK_NACK:
+        swift_on_loss(_swift(s, fi), &s.cc, pkt.seq, s.now, f.base_rtt)
+    else:
+        swift_on_ack(_swift(s, fi), &s.cc, pkt.seq, s.now - pkt.ts, s.now, f.base_rtt)
+    _swift_apply(s, fi, False)
+
+
+cdef void _swift_rto(Sim* s, int32_t fi) noexcept nogil:
+    swift_on_rto(_swift(s, fi), &s.cc, s.now, s.flows[fi].base_rtt)
+    _swift_apply(s, fi, False)
+
+
+cdef void _swift_shift(Sim* s, int32_t fi, int64_t nbytes, int64_t dt) noexcept nogil:
+    cdef SwiftState* st = _swift(s, fi)
+    if st.last_acked > 0:
+        st.last_acked += nbytes
+    st.last_decrease += dt
+
+
+cdef void _swift_get(Sim* s, int32_t fi, double* v) noexcept nogil:
+    cdef SwiftState* st = _swift(s, fi)
+    v[1] = st.cwnd
+    v[2] = st.srtt
+    v[3] = st.retx_cnt
+
+
+cdef void _swift_set(Sim* s, int32_t fi, double* v) noexcept nogil:
+    cdef SwiftState* st = _swift(s, fi)
+    st.cwnd = v[1]
+    st.srtt = <int64_t>v[2]
+    st.retx_cnt = <int32_t>v[3]
+    st.last_acked = s.flows[fi].snd_una
+    st.last_decrease = -(<int64_t>1 << 62)
+    swift_bound(st, &s.cc, 0.0, s.now, s.flows[fi].base_rtt)
+    _swift_apply(s, fi, True)
+
+
+cdef int64_t _swift_rate(Sim* s, int32_t fi) noexcept nogil:
+    """cwnd packets per srtt (the base RTT before the first ACK), at most line rate."""
+    cdef SwiftState* st = _swift(s, fi)
+    cdef Flow* f = &s.flows[fi]
+    cdef int64_t rtt = st.srtt if st.srtt > 0 else f.base_rtt
+    cdef double r = st.cwnd * <double>(s.p.mtu + s.p.hdr_bytes) * 8e12 / <double>(rtt if rtt > 0 else 1)
+    return f.max_rate if r >= <double>f.max_rate else <int64_t>r
+
+
+cdef object _swift_dict(Sim* s, int32_t fi):
+    cdef SwiftState* st = _swift(s, fi)
+    return {"cwnd": st.cwnd, "srtt": st.srtt, "delay": st.delay, "target": st.target,
+            "last_decrease": st.last_decrease, "last_acked": st.last_acked, "pace_gap": st.pace_gap,
+            "retx_cnt": st.retx_cnt, "hops": st.hops, "win": s.flows[fi].win}
+
 # ------------------------------------------------------------------ the table
 
 cdef void _cc_table_fill() noexcept:
@@ -295,6 +387,17 @@ cdef void _cc_table_fill() noexcept:
     o.get_vec = _dctcp_get
     o.set_vec = _dctcp_set
     o.as_dict = _dctcp_dict
+
+    _cc_row(CC_SWIFT, "swift", INT_TS, 8, sizeof(SwiftState), 0b1101)
+    o = &CC_TABLE[<int>CC_SWIFT]
+    o.init = _swift_init
+    o.on_ack = _swift_ack
+    o.on_rto = _swift_rto
+    o.shift = _swift_shift
+    o.get_vec = _swift_get
+    o.set_vec = _swift_set
+    o.as_dict = _swift_dict
+    o.send_rate = _swift_rate
 
 
 _cc_table_fill()
@@ -350,7 +453,7 @@ cdef void cc_timer_fire(Sim* s, int32_t fi, int64_t b) noexcept nogil:
 cdef void cc_vector(Sim* s, int32_t fi, double* v) noexcept nogil:
     """The flow's rate and the 3 algorithm values that memo entries store (and
     memo_set_state sets)."""
-    v[0] = s.flows[fi].rate
+    v[0] = CC_TABLE[s.flows[fi].cc].send_rate(s, fi)
     v[1] = 0.0
     v[2] = 0.0
     v[3] = 0.0

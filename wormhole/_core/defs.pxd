@@ -58,7 +58,8 @@ cdef enum CcKind:
     CC_HPCC = 2
     CC_TIMELY = 3
     CC_DCTCP = 4
-    N_CC_KINDS = 5      # rows of CC_TABLE (at most 8: Sim.cc_st)
+    CC_SWIFT = 5        # delay-based window (not an algorithm of the reference)
+    N_CC_KINDS = 6      # rows of CC_TABLE (at most 8: Sim.cc_st)
 
 cdef enum CcTimer:
     # DCQCN's timers (EV_CC_TIMER's b & 3; another algorithm numbers its own)
@@ -223,7 +224,19 @@ ctypedef struct CcParams:
     int64_t tmly_tlow   # TIMELY: increase below this RTT, ns
     int64_t tmly_thigh  # TIMELY: decrease above this RTT, ns
     int64_t tmly_min_rtt   # TIMELY: gradient normaliser, ns
-    int64_t mtu         # payload bytes per packet (DCTCP batch size)
+    int64_t mtu         # payload bytes per packet (DCTCP batch size, Swift's packet)
+    int64_t sw_base_target  # Swift: base target delay, ps
+    int64_t sw_hop_scale    # Swift: target delay added per switch on the forward path, ps
+    double sw_fs_range  # Swift: the flow-scaling term is clamped to [0, fs_range], ps
+    double sw_fs_alpha  # Swift: flow-scaling alpha, ps x sqrt(packets): fs_range / (1/sqrt(fs_min_cwnd) - 1/sqrt(fs_max_cwnd))
+    double sw_fs_beta   # Swift: flow-scaling beta, ps: -alpha / sqrt(fs_max_cwnd)
+    double sw_ai        # Swift: additive increase, packets per RTT
+    double sw_beta      # Swift: multiplicative decrease factor per unit of relative excess delay
+    double sw_max_mdf   # Swift: largest multiplicative decrease (the window keeps at least 1 - max_mdf)
+    double sw_min_cwnd  # Swift: smallest window, packets
+    double sw_max_cwnd  # Swift: largest window, packets
+    double sw_init_cwnd # Swift: initial window, packets (0: the flow's bandwidth-delay product)
+    int32_t sw_retx_reset  # Swift: retransmission timeouts in a row that reset the window to min_cwnd
 
 ctypedef struct DcqcnState:
     double alpha        # congestion estimate
@@ -261,6 +274,17 @@ ctypedef struct DctcpState:
     int64_t batch       # packets in the current batch
     double alpha        # fraction of marked packets, EWMA
     uint8_t ca_state    # 1 while in CWR
+
+ctypedef struct SwiftState:
+    double cwnd         # congestion window, packets of mtu payload bytes (below 1: paced, see pace_gap)
+    int64_t srtt        # smoothed RTT (EWMA 1/8 of the ACKs' delays), ps; 0 before the first ACK
+    int64_t delay       # delay of the last ACK: now - send time of the packet it acknowledges, ps
+    double target       # target delay at the last ACK, ps
+    int64_t last_decrease  # time of the last window decrease, ps (a decrease needs srtt since it)
+    int64_t last_acked  # highest cumulative ACK seen, bytes
+    int64_t pace_gap    # below one packet of window: time between two packets (srtt / cwnd), ps; else 0
+    int32_t retx_cnt    # retransmission timeouts since the last ACK
+    int32_t hops        # switches on the forward path (hop-scaling term of the target)
 
 ctypedef struct FlowWin:
     # Sliding window of a flow's last `l` rate samples (one per ACK) with
@@ -537,3 +561,6 @@ ctypedef struct CcOps:
     void (*set_vec)(Sim* s, int32_t fi, double* v) noexcept nogil
     # the state as a dict (Kernel.cc_state)
     object (*as_dict)(Sim* s, int32_t fi)
+    # the flow's sending rate as the accelerator sees it (steady test, memo colour, state vector
+    # v[0]), bps: its pacing rate (Flow.rate), or a window algorithm's window per RTT
+    int64_t (*send_rate)(Sim* s, int32_t fi) noexcept nogil

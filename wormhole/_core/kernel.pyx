@@ -21,6 +21,8 @@ from wormhole._core.mmu cimport (mmu_threshold, mmu_admit, mmu_add, mmu_remove, 
                                  mmu_should_resume, mmu_should_mark)
 from wormhole._core.cc cimport (dcqcn_init, dcqcn_cnp, dcqcn_alpha_update, dcqcn_decrease, dcqcn_increase,
                                 hpcc_init, hpcc_on_ack, timely_init, timely_on_ack, dctcp_init, dctcp_on_ack)
+from wormhole._core.cc_swift cimport (swift_target, swift_bound, swift_init, swift_on_ack, swift_on_loss,
+                                      swift_on_rto, swift_pace_rate)
 
 cnp.import_array()
 
@@ -449,7 +451,7 @@ cdef void host_receive_ack(Sim* s, int32_t pk) noexcept nogil:
     CC_TABLE[f.cc].on_ack(s, fi, pk)
     pkt_free(s, pk)
     if s.acc.on and s.acc.active[fi] and s.acc.win[fi].val != NULL:
-        win_push(s, fi, f.rate)
+        win_push(s, fi, CC_TABLE[f.cc].send_rate(s, fi))
         if f.persistent and f.snd_una >= f.size:
             conn_idle(s, fi)
     nic_try_send(s, f.src_port)
@@ -1474,6 +1476,18 @@ cdef void _fill_cc_params(CcParams* c, dict cc, int64_t mtu) except *:
     c.tmly_thigh = cc["tmly_thigh"]
     c.tmly_min_rtt = cc["tmly_min_rtt"]
     c.mtu = mtu
+    c.sw_base_target = cc["sw_base_target"]
+    c.sw_hop_scale = cc["sw_hop_scale"]
+    c.sw_fs_range = cc["sw_fs_range"]
+    c.sw_fs_alpha = cc["sw_fs_alpha"]
+    c.sw_fs_beta = cc["sw_fs_beta"]
+    c.sw_ai = cc["sw_ai"]
+    c.sw_beta = cc["sw_beta"]
+    c.sw_max_mdf = cc["sw_max_mdf"]
+    c.sw_min_cwnd = cc["sw_min_cwnd"]
+    c.sw_max_cwnd = cc["sw_max_cwnd"]
+    c.sw_init_cwnd = cc["sw_init_cwnd"]
+    c.sw_retx_reset = cc["sw_retx_reset"]
 
 
 def _py_dcqcn(str step, dict state, dict cc, int64_t rate, int64_t line_rate=0):
@@ -1570,6 +1584,42 @@ def _py_dctcp_on_ack(dict state, dict cc, int64_t ack_seq, bint ecn, int64_t snd
     dctcp_on_ack(&st, &p, ack_seq, ecn, snd_nxt, max_rate, &rate)
     return ({"last_update_seq": st.last_update_seq, "high_seq": st.high_seq, "ecn_cnt": st.ecn_cnt,
              "batch": st.batch, "alpha": st.alpha, "ca_state": st.ca_state}, rate)
+
+
+def _py_swift(str step, dict state, dict cc, int64_t now=0, int64_t ack_seq=0, int64_t delay=0,
+              int64_t base_rtt=0, int64_t mtu=1000):
+    """Apply one Swift rule to a state dict (SwiftState's fields; unset ones as
+    a new flow's with cwnd = state['cwnd']): 'ack' (an ACK up to ack_seq with
+    this delay, ps), 'loss' (a NACK), 'rto' (a timeout), 'target' (no event:
+    the bounds and pacing gap of the state as given).  Returns (state, the
+    target delay of the resulting state, ps)."""
+    cdef CcParams p
+    cdef SwiftState st
+    cdef dict full
+    _fill_cc_params(&p, cc, mtu)
+    swift_init(&st, &p, state.get("cwnd", 1.0), state.get("hops", 0), base_rtt)
+    full = st                       # as a dict, the given fields on top, back to the struct
+    for name in state:
+        if name not in full:
+            raise KeyError(name)
+    full.update(state)
+    st = full
+    if step == "ack":
+        swift_on_ack(&st, &p, ack_seq, delay, now, base_rtt)
+    elif step == "loss":
+        swift_on_loss(&st, &p, ack_seq, now, base_rtt)
+    elif step == "rto":
+        swift_on_rto(&st, &p, now, base_rtt)
+    elif step == "target":
+        swift_bound(&st, &p, st.cwnd, now, base_rtt)       # the pacing gap of the state as given
+    else:
+        raise ValueError(step)
+    return st, swift_target(&st, &p)
+
+
+def _py_swift_pace_rate(int64_t pkt_bytes, int64_t gap, int64_t max_rate):
+    """Swift's pacing rate (bps) for one packet of pkt_bytes every gap ps."""
+    return swift_pace_rate(pkt_bytes, gap, max_rate)
 
 
 # ------------------------------------------------------------------ MMU rules for tests
