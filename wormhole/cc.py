@@ -51,14 +51,15 @@ _TABLE = []
 
 
 def kernel_table():
-    """({name: CcKind}, {name: (IntMode, INT bytes)}) of the kernel's table of
-    operations, checked once against REGISTRY (loads the kernel on first use)."""
+    """({name: CcKind}, {name: (IntMode, INT bytes)}, {IntMode name: value}) of
+    the kernel's table of operations and its INT modes, checked once against
+    REGISTRY (loads the kernel on first use)."""
     if not _TABLE:
         k = importlib.import_module("._core.kernel", __package__)
         if set(k.CC_KINDS) != set(REGISTRY):
             raise RuntimeError("the kernel's congestion-control table (%s) and wormhole.cc.REGISTRY (%s) differ"
                                % (", ".join(k.CC_KINDS), ", ".join(REGISTRY)))
-        _TABLE.append((dict(k.CC_KINDS), dict(k.CC_WIRE)))
+        _TABLE.append((dict(k.CC_KINDS), dict(k.CC_WIRE), dict(k.INT_MODES)))
     return _TABLE[0]
 
 

@@ -144,9 +144,11 @@ class FlowNetwork(_nw._PortsMixin):
         heapq.heappush(self._events, (t, self._seq, kind, arg))
         self._seq += 1
 
-    def send(self, src, dst, nbytes, at=None, on_done=None, pg=3, dport=100, on_delivered=None,
+    def send(self, src, dst, nbytes, at=None, on_done=None, pg=3, dport=100, on_delivered=None, cc=None,
              _persistent=False):
         s, d, nbytes, start = _nw.check_send(self, src, dst, nbytes, at, pg, len(self.src), on_done, on_delivered)
+        if cc is not None:
+            self._not_available("send(cc=...)", "no congestion control, rates come from max-min sharing")
         sport = self._sport.get((s, d), 10000)
         self._sport[(s, d)] = sport + 1
         path = self._route(s, d, sport, int(dport))
@@ -209,8 +211,8 @@ class FlowNetwork(_nw._PortsMixin):
                 pen += self.weight_s / (float(self.fabric.port_rate[p]) / 8)
         return pen
 
-    def connect(self, src, dst, at=None, pg=3, dport=100):
-        return self.send(src, dst, 1, at=at, pg=pg, dport=dport, _persistent=True)
+    def connect(self, src, dst, at=None, pg=3, dport=100, cc=None):
+        return self.send(src, dst, 1, at=at, pg=pg, dport=dport, cc=cc, _persistent=True)
 
     def post(self, conn, nbytes, on_done=None, on_delivered=None):
         if isinstance(conn, bool) or not isinstance(conn, (int, np.integer)) or int(conn) not in self._conns:

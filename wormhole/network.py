@@ -133,6 +133,27 @@ def check_send(net, src, dst, nbytes, at, pg, n_flows, on_done=None, on_delivere
     return s, d, n, start
 
 
+def check_cc(net, cc, call):
+    """The kernel kind of a flow's own congestion control ``cc`` (a registry
+    name; None: the configuration's, -1).  Its parameters are the Config's; its
+    packets carry the header of the configuration's cc, so an algorithm that
+    reads INT hop records needs a configuration whose packets have them, and a
+    memoizing accelerator (whose keys assume one algorithm) takes no other."""
+    if cc is None or cc == net.config.cc:
+        return -1
+    if not isinstance(cc, str) or cc not in ccmod.REGISTRY:
+        raise ApiError("%s: cc must be one of %s" % (call, ", ".join(ccmod.REGISTRY)), argument="cc", value=cc)
+    spec, hops = ccmod.spec(cc), ccmod.kernel_table()[2]["hops"]
+    if spec.int_mode == hops and ccmod.spec(net.config.cc).int_mode != hops:
+        raise ApiError("%s: cc %r reads INT hop records, which the packets of this configuration (cc=%r) do not carry"
+                       % (call, cc, net.config.cc), argument="cc", value=cc)
+    if net.config.accelerate and net.config.memo:
+        raise ApiError("%s: a flow's own cc (%r, the configuration's is %r) with the memo of the accelerator: memo "
+                       "keys assume one algorithm (give memo=False)" % (call, cc, net.config.cc), argument="cc",
+                       value=cc)
+    return spec.kind
+
+
 def check_flow(net, fid, n, call, name="fid"):
     if isinstance(fid, bool) or not isinstance(fid, (int, np.integer)) or not 0 <= fid < n:
         raise ApiError("%s: %s: no such flow (ids 0..%d)" % (call, name, n - 1), argument=name, value=fid)
@@ -343,14 +364,16 @@ class Network(_PortsMixin):
         """Simulated time in ps."""
         return self._kernel.now
 
-    def send(self, src, dst, nbytes, at=None, on_done=None, pg=3, dport=100, on_delivered=None,
+    def send(self, src, dst, nbytes, at=None, on_done=None, pg=3, dport=100, on_delivered=None, cc=None,
              _persistent=False):
         """Start a flow of ``nbytes`` (int, integral float or '32MB') from host
         ``src`` to host ``dst`` at time ``at`` (ps or '5us', absolute; default now).
         ``on_delivered(FlowResult)`` is called at the simulated time its last byte
         reaches the receiver, ``on_done(FlowResult)`` when the sender has it
-        acknowledged.  Returns the flow id."""
+        acknowledged.  ``cc`` gives the flow a congestion control of its own
+        (None: the configuration's; see check_cc).  Returns the flow id."""
         s, d, n, start = check_send(self, src, dst, nbytes, at, pg, self._kernel.n_flows, on_done, on_delivered)
+        kind = check_cc(self, cc, "send")
         key = (s, d)
         sport = self._sport.get(key, 10000)
         if sport > 65535:
@@ -369,7 +392,7 @@ class Network(_PortsMixin):
         try:
             fid = self._kernel.add_flow(s, d, 0 if _persistent else n, start, sport, int(dport), int(pg),
                                         int(win), rtt_ns * NS, bool(c.var_win), on_done is not None, _persistent,
-                                        on_delivered is not None)
+                                        on_delivered is not None, kind)
         except ValueError as e:
             raise RoutingError(str(e), value=(s, d))
         self._standalone.append(standalone_fct(f, s, d, n, c.mtu))
@@ -382,11 +405,12 @@ class Network(_PortsMixin):
             self._rconns[fid] = deque()
         return fid
 
-    def connect(self, src, dst, at=None, pg=3, dport=100):
+    def connect(self, src, dst, at=None, pg=3, dport=100, cc=None):
         """Open a connection (a persistent queue pair, as NCCL keeps one per ring
-        neighbour): messages posted to it share its congestion-control state.
-        Returns its id (a flow id); it never completes by itself."""
-        fid = self.send(src, dst, 1, at=at, pg=pg, dport=dport, _persistent=True)
+        neighbour): messages posted to it share its congestion-control state
+        (``cc``: its own algorithm, as in send).  Returns its id (a flow id); it
+        never completes by itself."""
+        fid = self.send(src, dst, 1, at=at, pg=pg, dport=dport, cc=cc, _persistent=True)
         return fid
 
     def _check_conn(self, conn, call):

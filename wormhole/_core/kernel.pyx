@@ -1206,7 +1206,7 @@ cdef class Kernel:
         """The flow's congestion-control state as a dict (for tests and traces)."""
         cdef Sim* s = self.s
         cdef Flow* f = &s.flows[fi]
-        d = {"rate": f.rate, "max_rate": f.max_rate, "next_avail": f.next_avail}
+        d = {"cc": CC_TABLE[f.cc].name.decode(), "rate": f.rate, "max_rate": f.max_rate, "next_avail": f.next_avail}
         d.update(CC_TABLE[f.cc].as_dict(s, fi))
         return d
 
