@@ -166,6 +166,53 @@ def ecn_maps(dctcp, bw, link_rates=()):
     return {"kmax_map": text(kmax), "kmin_map": text(kmin), "pmax_map": text([pmax] * len(rates))}
 
 
+def _dcqcn(bw, paper=False, vwin=False):
+    v = dict(cc="dcqcn", rate_ai="%gMb/s" % (5 * bw / 25), rate_hai="%gMb/s" % (50 * bw / 25), has_win=False,
+             var_win=False, fast_react=False, ack_high_prio=True)
+    if paper:
+        v.update(alpha_resume_interval=50, rate_decrease_interval=50, rp_timer=55)
+    if vwin:
+        v.update(has_win=True, var_win=True, ack_high_prio=False)
+    return v
+
+
+def _hpcc(bw):
+    return dict(cc="hpcc", rate_ai="%gMb/s" % (10 * bw / 25), rate_hai="%gMb/s" % (10 * bw / 25), has_win=True,
+                var_win=True, fast_react=True, int_multi=max(1, bw // 25), ack_high_prio=False)
+
+
+def _timely(bw, vwin=False):
+    return dict(cc="timely", rate_ai="%gMb/s" % (10 * bw / 10), rate_hai="%gMb/s" % (50 * bw / 10), has_win=vwin,
+                var_win=vwin, fast_react=False, ack_high_prio=True)
+
+
+def _dctcp(bw):
+    return dict(cc="dctcp", rate_ai="10Mb/s", rate_hai="10Mb/s", dctcp_rate_ai="615Mb/s", ewma_gain=0.0625,
+                has_win=True, var_win=True, fast_react=False, ack_high_prio=False, dctcp_ecn=True)
+
+
+def _swift(bw):
+    # not a preset of the reference's run script: its common values (buffer, ECN maps, PFC) with Swift's own
+    # window (the registry's swift_* defaults)
+    return dict(cc="swift", has_win=True, var_win=False, fast_react=False, ack_high_prio=False)
+
+
+# preset name -> its values over the common ones at a NIC rate of bw Gb/s ("dctcp_ecn": DCTCP's ECN maps)
+_PRESETS = {
+    "dcqcn": _dcqcn,
+    "dcqcn_paper": lambda bw: _dcqcn(bw, paper=True),
+    "dcqcn_vwin": lambda bw: _dcqcn(bw, vwin=True),
+    "dcqcn_paper_vwin": lambda bw: _dcqcn(bw, paper=True, vwin=True),
+    "hpcc": _hpcc,
+    "timely": _timely,
+    "timely_vwin": lambda bw: _timely(bw, vwin=True),
+    "dctcp": _dctcp,
+    "swift": _swift,
+}
+PRESETS = tuple(_PRESETS)
+ALIASES = {"hp": "hpcc"}
+
+
 def preset(name, nic_gbps=100, link_rates=()):
     """Parameter values of the reference's run.py for ``name`` at a NIC rate of
     ``nic_gbps`` (Gb/s): one of PRESETS (swift's is ours: the reference has no
@@ -173,35 +220,11 @@ def preset(name, nic_gbps=100, link_rates=()):
     bw = int(nic_gbps)
     if bw <= 0:
         raise ConfigError("NIC rate must be positive", value=nic_gbps)
-    v = _common(bw)
-    v.update(ecn_maps(name == "dctcp", bw, link_rates))
-    if name.startswith("dcqcn"):
-        v.update(cc="dcqcn", rate_ai="%gMb/s" % (5 * bw / 25), rate_hai="%gMb/s" % (50 * bw / 25),
-                 has_win=False, var_win=False, fast_react=False, ack_high_prio=True)
-        if "paper" in name:
-            v.update(alpha_resume_interval=50, rate_decrease_interval=50, rp_timer=55)
-        if name.endswith("vwin"):
-            v.update(has_win=True, var_win=True, ack_high_prio=False)
-        if name not in ("dcqcn", "dcqcn_paper", "dcqcn_vwin", "dcqcn_paper_vwin"):
-            raise ConfigError("unknown preset", value=name)
-    elif name in ("hpcc", "hp"):
-        v.update(cc="hpcc", rate_ai="%gMb/s" % (10 * bw / 25), rate_hai="%gMb/s" % (10 * bw / 25),
-                 has_win=True, var_win=True, fast_react=True, int_multi=max(1, bw // 25), ack_high_prio=False)
-    elif name == "dctcp":
-        v.update(cc="dctcp", rate_ai="10Mb/s", rate_hai="10Mb/s", dctcp_rate_ai="615Mb/s", ewma_gain=0.0625,
-                 has_win=True, var_win=True, fast_react=False, ack_high_prio=False)
-    elif name == "swift":
-        # not a preset of the reference's run script: its common values (buffer, ECN maps, PFC) with Swift's
-        # own window (the registry's swift_* defaults)
-        v.update(cc="swift", has_win=True, var_win=False, fast_react=False, ack_high_prio=False)
-    elif name in ("timely", "timely_vwin"):
-        v.update(cc="timely", rate_ai="%gMb/s" % (10 * bw / 10), rate_hai="%gMb/s" % (50 * bw / 10),
-                 has_win=name.endswith("vwin"), var_win=name.endswith("vwin"), fast_react=False,
-                 ack_high_prio=True)
-    else:
+    values = _PRESETS.get(ALIASES.get(name, name))
+    if values is None:
         raise ConfigError("unknown preset %r (%s)" % (name, ", ".join(PRESETS)), value=name)
+    own = values(bw)
+    v = _common(bw)
+    v.update(ecn_maps(own.pop("dctcp_ecn", False), bw, link_rates))
+    v.update(own)
     return v
-
-
-PRESETS = ("dcqcn", "dcqcn_paper", "dcqcn_vwin", "dcqcn_paper_vwin", "hpcc", "timely", "timely_vwin", "dctcp",
-           "swift")

@@ -6,7 +6,7 @@ import math
 import os
 from dataclasses import dataclass
 
-from .cc import PRESETS, REGISTRY as _CC, preset as _preset_values, ref_codes as _cc_codes
+from .cc import ALIASES as _CC_ALIASES, PRESETS, REGISTRY as _CC, preset as _preset_values, ref_codes as _cc_codes
 from .errors import ConfigError, read_text
 from .units import parse_rate, parse_size, parse_time
 
@@ -89,7 +89,7 @@ def _route_order(v):
 
 def _preset_name(v):
     s = str(v).strip().lower()
-    s = {"hp": "hpcc"}.get(s, s)
+    s = _CC_ALIASES.get(s, s)
     if s in ("auto", "none") or s in PRESETS:
         return s
     raise ValueError("unknown preset %r (auto, none, %s)" % (v, ", ".join(PRESETS)))
