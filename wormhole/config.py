@@ -385,7 +385,7 @@ def _preset_of(given):
     if name == "none":
         return None
     if name == "auto":
-        return None if cc in (None, "none") else cc
+        return cc if cc in PRESETS else None         # cc=none has no preset
     own = _preset_values(name, NOMINAL_GBPS)["cc"]
     if cc is not None and cc != own:
         raise ConfigError("cc %r conflicts with preset %r, a preset of %s (give preset='auto' to start from the "
@@ -605,7 +605,7 @@ class Config:
 def preset_differences(gbps=NOMINAL_GBPS):
     """{name: {"default": registry default, cc: value of Config(cc=cc)}} for every
     parameter where the preset of some algorithm differs from the registry."""
-    algs = [c for c in CC_NAMES if c != "none"]
+    algs = [c for c in CC_NAMES if c in PRESETS]
     base = {p.name: p.default for p in PARAMS}
     per = {c: Config(cc=c, preset_gbps=gbps).as_dict() for c in algs}
     out = {}
@@ -618,7 +618,7 @@ def preset_differences(gbps=NOMINAL_GBPS):
 
 
 def _presets_markdown():
-    algs = [c for c in CC_NAMES if c != "none"]
+    algs = [c for c in CC_NAMES if c in PRESETS]
     lines = ["", "## Defaults of `Config(cc=X)` and `--cc X`", "",
              "`Config(cc=X)`, `Network(topology, cc=X)`, `Config.preset(X)`, `python -m wormhole run --cc X` "
              "(without `--config`) and `python -m wormhole.bench --cc X` all mean one thing: every parameter not "

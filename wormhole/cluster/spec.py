@@ -27,7 +27,7 @@ import os
 import re
 from dataclasses import dataclass
 
-from ..cc import REGISTRY as CC_REGISTRY
+from ..cc import PRESETS, REGISTRY as CC_REGISTRY
 from ..errors import WormholeError, read_yaml
 from ..topology import Topology
 from ..units import NS, US
@@ -75,7 +75,7 @@ class Server:
     intra_Bps: float     # bytes/s of each GPU's link inside the server
 
 
-TRANSPORTS = tuple(n for n in CC_REGISTRY if n != "none")    # the algorithms of the registry (wormhole.cc)
+TRANSPORTS = tuple(n for n in CC_REGISTRY if n in PRESETS)   # the registry's algorithms with a preset (wormhole.cc)
 
 
 class ClusterSpec:
