@@ -66,7 +66,7 @@ cdef void _cc_row(int kind, const char* name, int int_mode, int int_bytes, size_
 # ------------------------------------------------------------------ DCQCN
 
 cdef inline DcqcnState* _dcqcn(Sim* s, int32_t fi) noexcept nogil:
-    return <DcqcnState*>cc_state_of(s, fi, CC_DCQCN)
+    return &(<DcqcnState*>s.cc_st[<int>CC_DCQCN])[fi]
 
 
 cdef inline void dcqcn_timer(Sim* s, int32_t fi, int timer, int64_t delay) noexcept nogil:
@@ -138,7 +138,7 @@ cdef object _dcqcn_dict(Sim* s, int32_t fi):
 # ------------------------------------------------------------------ HPCC
 
 cdef inline HpccState* _hpcc(Sim* s, int32_t fi) noexcept nogil:
-    return <HpccState*>cc_state_of(s, fi, CC_HPCC)
+    return &(<HpccState*>s.cc_st[<int>CC_HPCC])[fi]
 
 
 cdef void _hpcc_init(Sim* s, int32_t fi) noexcept nogil:
@@ -183,7 +183,7 @@ cdef object _hpcc_dict(Sim* s, int32_t fi):
 # ------------------------------------------------------------------ TIMELY
 
 cdef inline TimelyState* _timely(Sim* s, int32_t fi) noexcept nogil:
-    return <TimelyState*>cc_state_of(s, fi, CC_TIMELY)
+    return &(<TimelyState*>s.cc_st[<int>CC_TIMELY])[fi]
 
 
 cdef void _timely_init(Sim* s, int32_t fi) noexcept nogil:
@@ -224,7 +224,7 @@ cdef object _timely_dict(Sim* s, int32_t fi):
 # ------------------------------------------------------------------ DCTCP
 
 cdef inline DctcpState* _dctcp(Sim* s, int32_t fi) noexcept nogil:
-    return <DctcpState*>cc_state_of(s, fi, CC_DCTCP)
+    return &(<DctcpState*>s.cc_st[<int>CC_DCTCP])[fi]
 
 
 cdef void _dctcp_init(Sim* s, int32_t fi) noexcept nogil:
@@ -260,7 +260,7 @@ cdef object _dctcp_dict(Sim* s, int32_t fi):
 # ------------------------------------------------------------------ Swift
 
 cdef inline SwiftState* _swift(Sim* s, int32_t fi) noexcept nogil:
-    return <SwiftState*>cc_state_of(s, fi, CC_SWIFT)
+    return &(<SwiftState*>s.cc_st[<int>CC_SWIFT])[fi]
 
 
 cdef void _swift_apply(Sim* s, int32_t fi, bint direct) noexcept nogil:
