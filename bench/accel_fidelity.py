@@ -19,6 +19,10 @@ Rows (each with every --cc, at every --gpus):
     python bench/accel_fidelity.py [--rows tp2 segments] [--cc hpcc dcqcn timely] [--gpus 32 64] [--layers 2]
         [--noise]    also a full run with link rates 1 ppm lower: the per-message error of the full
                      simulation against itself under a perturbation no accelerator avoids
+        [--steady-window 500 1000 2000] [--steady-theta 0.02 0.05] [--steady-goodput]
+                     the accelerator's steady test (l, theta; the quarter-goodput test): every
+                     combination is run accelerated against one full run of the row (the paper's
+                     sensitivity study)
         [--json]
 """
 import argparse
@@ -52,16 +56,26 @@ def row_argv(row, gpus, cc, layers=None, chunk_mb=None):
     return argv
 
 
-def run_row(row, gpus, cc, layers=None, chunk_mb=None, noise=False):
+def run_row(row, gpus, cc, layers=None, chunk_mb=None, noise=False, knobs=((),)):
+    """One row: a full run, then an accelerated run per entry of ``knobs`` (extra
+    bench arguments for the accelerated run); a list of summaries."""
     argv = row_argv(row, gpus, cc, layers, chunk_mb)
     full = _run_bench(argv, False)
-    s, _, _ = compare(full, _run_bench(argv, True))
-    s.update(row=row, cc=cc, gpus=gpus, layers=layers, argv=" ".join(argv).replace(HERE + os.sep, ""))
+    out = []
+    for extra in knobs:
+        s, _, _ = compare(full, _run_bench(argv + list(extra), True))
+        s.update(row=row, cc=cc, gpus=gpus, layers=layers, argv=" ".join(argv).replace(HERE + os.sep, ""),
+                 accel_args=" ".join(extra))
+        out.append(s)
     if noise:
         n, _, _ = compare(full, _run_bench(argv + ["--rate", "99.9999"], False))
-        s["noise_floor"] = {"mean_pct": n["fct_err_mean_pct"], "p99_pct": n["fct_err_p99_pct"],
-                            "max_pct": n["fct_err_max_pct"], "iteration_err_pct": n["iteration_err_pct"]}
-    return s
+        rp = n.get("rank_paired") or {}
+        floor = {"mean_pct": n["fct_err_mean_pct"], "p99_pct": n["fct_err_p99_pct"],
+                 "max_pct": n["fct_err_max_pct"], "iteration_err_pct": n["iteration_err_pct"],
+                 "rank_p99_pct": rp.get("p99_pct")}
+        for s in out:
+            s["noise_floor"] = floor
+    return out
 
 
 HEADER = ("%-13s %-6s %4s %8s %8s %8s %8s %9s %9s %8s %6s %6s %6s %7s %7s" % (
@@ -79,7 +93,10 @@ def format_row(r):
         sh.get("steady", 0), memo, sh.get("mirror", 0), r["wall_full_s"], r["wall_accelerated_s"])
     if "noise_floor" in r:
         nf = r["noise_floor"]
-        line += "  (full vs full at -1 ppm rates: mean %.3f p99 %.2f)" % (nf["mean_pct"], nf["p99_pct"])
+        line += "  (full vs full at -1 ppm rates: iter %.3f mean %.3f p99 %.2f rank p99 %.2f)" % (
+            nf["iteration_err_pct"], nf["mean_pct"], nf["p99_pct"], nf.get("rank_p99_pct") or float("nan"))
+    if r.get("accel_args"):
+        line += "  [%s]" % r["accel_args"]
     return line
 
 
@@ -91,22 +108,32 @@ def main():
     ap.add_argument("--layers", type=int, help="cut the models to this many layers (quicker rows)")
     ap.add_argument("--chunk-mb", help="chunk size of collectives, MB (default: the bench's)")
     ap.add_argument("--noise", action="store_true", help="also measure the full run's own noise floor")
+    ap.add_argument("--steady-window", type=int, nargs="+", metavar="L", help="steady-test windows to sweep")
+    ap.add_argument("--steady-theta", type=float, nargs="+", metavar="THETA", help="steady-test thetas to sweep")
+    ap.add_argument("--steady-goodput", action="store_true", help="accelerated runs also use the goodput test")
     ap.add_argument("--json", action="store_true", help="one JSON object per row")
     args = ap.parse_args()
+    knobs = [[]]
+    if args.steady_window:
+        knobs = [k + ["--steady-window", str(v)] for k in knobs for v in args.steady_window]
+    if args.steady_theta:
+        knobs = [k + ["--steady-theta", str(v)] for k in knobs for v in args.steady_theta]
+    if args.steady_goodput:
+        knobs = [k + ["--steady-goodput"] for k in knobs]
     rows = []
     if not args.json:
         print(HEADER, flush=True)
     for row in args.rows:
         for g in args.gpus:
             for cc in args.cc:
-                r = run_row(row, g, cc, args.layers, args.chunk_mb, args.noise)
-                rows.append(r)
-                if args.json:
-                    print(json.dumps(r, sort_keys=True), flush=True)
-                else:
-                    print(format_row(r), flush=True)
-                    print("%13s blocked by %s; backs %s" % ("", r.get("skip_rejects"), r.get("skip_backs_by")),
-                          flush=True)
+                for r in run_row(row, g, cc, args.layers, args.chunk_mb, args.noise, knobs):
+                    rows.append(r)
+                    if args.json:
+                        print(json.dumps(r, sort_keys=True), flush=True)
+                    else:
+                        print(format_row(r), flush=True)
+                        print("%13s blocked by %s; backs %s" % ("", r.get("skip_rejects"), r.get("skip_backs_by")),
+                              flush=True)
 
 
 if __name__ == "__main__":

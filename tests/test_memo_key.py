@@ -26,6 +26,7 @@ NOT_DYNAMICS = {
     "accelerate": "always on when the memo is used",
     "memo": "always on when the memo is used",
     "memo_db": "where the entries are",
+    "memo_mirrors": "mirrors store no entry: every entry comes from a partition simulated packet by packet",
     "flow_model": "flow backend only",
     "flow_window": "flow backend only",
     "flow_tcp_gamma": "flow backend only",

@@ -59,7 +59,7 @@ def test_mirrored_twins_keep_the_invariants_and_add_no_error(seed):
     error is that of the accelerator without the memo (which mirrors nothing)
     plus at most one point."""
     full, info, _ = run_case(seed, max_size=20_000_000, twins=True)
-    acc, info2, times = run_case(seed, max_size=20_000_000, twins=True, accelerate=True)
+    acc, info2, times = run_case(seed, max_size=20_000_000, twins=True, accelerate=True, memo_mirrors=True)
     alone, _, _ = run_case(seed, max_size=20_000_000, twins=True, accelerate=True, memo=False)
     assert check_invariants(acc, info2, times) == [], info2
     f0 = full.results["fct"]

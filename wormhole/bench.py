@@ -222,6 +222,12 @@ def _workload_parser():
                     help="rail fabric: leaf-to-spine oversubscription R (servers-per-segment / R spines)")
     ap.add_argument("--workload", help="a SimAI/AICB workload file (with model 'simai')")
     ap.add_argument("--chunk-mb", type=float, default=4.0, help="NCCL-style chunk size of collectives, MB")
+    ap.add_argument("--steady-window", type=int, metavar="L",
+                    help="accelerated mode: rate samples per flow in the steady test (default: the registry's)")
+    ap.add_argument("--steady-theta", type=float, metavar="THETA",
+                    help="accelerated mode: steady when (max - min) / mean of the window < THETA")
+    ap.add_argument("--steady-goodput", action="store_true",
+                    help="accelerated mode: also the quarter-goodput steady test (see `python -m wormhole params`)")
     ap.add_argument("--memo-db", metavar="FILE", help="SQLite memo database reused across runs (accelerated mode; "
                     "created if missing, in an existing folder; an existing database is read and extended)")
     ap.add_argument("--backend", default="packet", choices=("packet", "flow"),
@@ -266,8 +272,15 @@ def run_workload(args, keep=None):
         topo = wh.rail_optimized(args.gpus, gpus_per_server=gps, rate=gbps(args.rate))
     else:
         topo = default_fabric(args)
+    knobs = {}
+    if args.mode == "accelerated":
+        for name in ("steady_window", "steady_theta"):
+            if getattr(args, name, None) is not None:
+                knobs[name] = getattr(args, name)
+        if getattr(args, "steady_goodput", False):
+            knobs["steady_goodput"] = True
     cfg = wh.Config.preset(args.cc, max(1, round(topo.nic_rate() / 1e9)), accelerate=args.mode == "accelerated",
-                           memo_db=args.memo_db)
+                           memo_db=args.memo_db, **knobs)
     if timeline and args.backend != "flow":
         cfg = cfg.copy(sample_interval=args.sample_interval)
     net = wh.Network(topo, cfg, backend=args.backend)

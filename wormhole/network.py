@@ -345,8 +345,21 @@ class Network(_PortsMixin):
                       "min_skip": int(round(float(c.min_skip) * 1e6)),
                       "margin": int(c.skip_margin) or 16 * int(c.mtu),
                       "check_every": int(c.steady_check_every),
+                      "gp_span": self._goodput_test_span(),
                       "memo": bool(c.accelerate and c.memo)},
         }
+
+    def _goodput_test_span(self):
+        """The time a flow's rate window must span before the accelerator's
+        goodput test may call it steady: eight periods of its congestion
+        control's slowest loop (the CC registry's ``loop_period``, at the fabric's
+        largest base RTT), in ps; -1 when the test is off or the algorithm has no
+        bounded period."""
+        c = self.config
+        if not c.steady_goodput:
+            return -1
+        period = ccmod.spec(c.cc).loop_period(c, int(self.fabric.max_rtt_ns) * 1000)
+        return -1 if period is None else 8 * int(period)
 
     def _ns3_rng(self):
         c = self.config

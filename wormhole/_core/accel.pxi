@@ -7,9 +7,10 @@
 #
 # Steady test: per flow, a window of the last l rate samples (one per ACK) with
 # monotonic deques: steady when (max - min) / mean < theta.  A partition is
-# steady when all its flows are, and each flow's goodput, measured since the
-# partition's set of sending flows last changed (over at least l/4 samples),
-# agrees between the two halves of that span within theta.
+# steady when all its flows are, and each flow's goodput, measured since a
+# flow sharing one of its ports (or itself) last joined, left, went idle or
+# resumed (over at least l/4 samples), agrees between the two halves of that
+# span within theta.
 #
 # Fast-forward: a steady partition jumps to its next interrupt (the earliest
 # time one of its flows would reach the end of its current message at its
@@ -92,6 +93,7 @@ cdef int win_alloc(Sim* s, int32_t fi) noexcept nogil:
     w.act_idl = 0
     w.need = 0
     w.last_dec = -1
+    w.ep_t = s.now
     w.idle_total = 0
     w.idle_since = -1
     w.maxh = 0
@@ -186,8 +188,14 @@ cdef bint _quarters_steady(Sim* s, int32_t fi) noexcept nogil:
     moves the flow at its measured goodput (_steady_goodput), never faster."""
     cdef FlowWin* w = &s.acc.win[fi]
     cdef int64_t L = s.acc.l, q, a0, b0
-    cdef double g, lo = 1e300, hi = 0.0, tot = 0.0
+    cdef double g, prev = 0.0, lo = 1e300, hi = 0.0, tot = 0.0, slope = 0.0
+    cdef int up = 0, down = 0
     if L < 8 or w.n < L:
+        return False
+    # each quarter must hold at least two periods of the CC's slowest control
+    # loop (gp_span is eight), or its goodput reflects the phase of the cycle it
+    # caught (DCQCN's rate-increase timer outlasts a window: measured 7% too fast on a 2-flow bottleneck)
+    if w.t[(w.n - 1) % L] - w.t[w.n % L] < s.acc.gp_span:
         return False
     for q in range(4):
         a0 = (w.n - L + q * L // 4) % L
@@ -195,9 +203,23 @@ cdef bint _quarters_steady(Sim* s, int32_t fi) noexcept nogil:
         g = _rate_between(w.t[a0], w.una[a0], w.idl[a0], w.t[b0], w.una[b0], w.idl[b0])
         if g <= 0:
             return False
+        if q > 0:
+            up += g > prev
+            down += g < prev
+        prev = g
+        slope += (2 * q - 3) * g            # least-squares slope over q = 0..3, times 10 per quarter
         lo = g if g < lo else lo
         hi = g if g > hi else hi
         tot += g
+    # quarters that only rise or only fall are a convergence still under way
+    # (a drift within theta), not an oscillation around a share
+    # nor a drift slower than that: the goodput's least-squares trend over the
+    # window, carried over one more window, stays within a quarter of theta
+    # (HPCC's slow convergence to fairness between flows sharing a bottleneck
+    # moves each share by less than theta per window, yet a skip of many windows
+    # would freeze an unfair split)
+    if up == 3 or down == 3 or fabs(4.0 * slope / 10.0) > 0.25 * s.acc.theta * tot / 4:
+        return False
     return hi - lo < s.acc.theta * tot / 4
 
 
@@ -257,11 +279,9 @@ cdef int32_t part_new(Sim* s) noexcept nogil:
         a.part_dirty = <uint8_t*>realloc(a.part_dirty, cap * sizeof(uint8_t))
         a.part_ver = <int32_t*>realloc(a.part_ver, cap * sizeof(int32_t))
         a.part_watch = <uint8_t*>realloc(a.part_watch, cap * sizeof(uint8_t))
-        a.part_t = <int64_t*>realloc(a.part_t, cap * sizeof(int64_t))
         a.free_parts = <int32_t*>realloc(a.free_parts, cap * sizeof(int32_t))
         if (a.part_flows == NULL or a.part_nf == NULL or a.part_cap == NULL or a.part_skip == NULL
-                or a.free_parts == NULL or a.part_dirty == NULL or a.part_ver == NULL or a.part_watch == NULL
-                or a.part_t == NULL):
+                or a.free_parts == NULL or a.part_dirty == NULL or a.part_ver == NULL or a.part_watch == NULL):
             s.fail = 1
             return -1
         for p in range(a.parts_cap, cap):
@@ -272,7 +292,6 @@ cdef int32_t part_new(Sim* s) noexcept nogil:
             a.part_dirty[p] = 0
             a.part_ver[p] = 0
             a.part_watch[p] = 0
-            a.part_t[p] = 0
         a.parts_cap = cap
     p = a.n_parts
     a.n_parts += 1
@@ -296,11 +315,24 @@ cdef void _relabel(Sim* s, int32_t fi, int32_t part) noexcept nogil:
         a.port_part[ports[i]] = part
 
 
-cdef inline void part_epoch(Sim* s, int32_t P) noexcept nogil:
-    """The sending flows of partition P changed: its flows' goodputs are
-    measured afresh from now on (their rate windows keep their samples)."""
-    if P >= 0:
-        s.acc.part_t[P] = s.now
+cdef void epoch_near(Sim* s, int32_t fi) noexcept nogil:
+    """Flow fi joins, leaves, goes idle or resumes: the goodput of every flow
+    that shares one of its ports (and its own) is measured afresh from now on
+    (their rate windows keep their samples).  Flows further away in the
+    partition keep their span: a change reaches them only through a neighbour,
+    whose own fresh span then blocks the partition's skip (l/4 samples) while
+    the change travels, and a goodput that moved shows in their halves test."""
+    cdef Accel* a = &s.acc
+    cdef int32_t* ports
+    cdef int32_t n, i, k, q
+    _flow_ports(s, fi, &ports, &n)
+    if a.win[fi].val != NULL:
+        a.win[fi].ep_t = s.now
+    for i in range(n):
+        for k in range(a.port_nf[ports[i]]):
+            q = a.port_flows[ports[i]][k]
+            if a.win[q].val != NULL:
+                a.win[q].ep_t = s.now
 
 
 cdef void part_activate(Sim* s, int32_t fi) noexcept nogil:
@@ -358,7 +390,7 @@ cdef void part_activate(Sim* s, int32_t fi) noexcept nogil:
     if s.flows[fi].persistent or s.flows[fi].size >= a.l * <int64_t>s.p.mtu:
         if a.win[fi].val == NULL or s.flows[fi].persistent:
             win_alloc(s, fi)
-    part_epoch(s, best)
+    epoch_near(s, fi)
 
 
 cdef void part_deactivate(Sim* s, int32_t fi) noexcept nogil:
@@ -371,6 +403,7 @@ cdef void part_deactivate(Sim* s, int32_t fi) noexcept nogil:
         return
     P = a.part_of[fi]
     mirrors_end(s, P)
+    epoch_near(s, fi)
     _flow_ports(s, fi, &ports, &n)
     for i in range(n):
         _remove(a.port_flows[ports[i]], &a.port_nf[ports[i]], fi)
@@ -389,7 +422,6 @@ cdef void part_deactivate(Sim* s, int32_t fi) noexcept nogil:
     a.part_dirty[P] = 1          # split check deferred until the partition is looked at
     a.part_ver[P] += 1
     a.part_watch[P] = 0
-    part_epoch(s, P)
 
 
 cdef void part_split(Sim* s, int32_t P) noexcept nogil:
@@ -426,7 +458,6 @@ cdef void part_split(Sim* s, int32_t P) noexcept nogil:
         if a.mark[g]:
             continue
         comp = P if first else part_new(s)
-        a.part_t[comp] = a.part_t[P]
         a.part_ver[comp] += 1
         a.part_watch[comp] = 0
         first = 0
@@ -502,14 +533,13 @@ cdef inline double _rate_between(int64_t ta, int64_t ua, int64_t ia, int64_t tb,
 
 cdef int64_t _measure_from(Sim* s, int32_t fi, int64_t* ta, int64_t* ua, int64_t* ia) noexcept nogil:
     """Where the flow's goodput is measured from: its oldest sample, or the
-    moment it last started sending, or the first sample since its partition's
-    sending flows last changed, whichever is latest.  Sets (time, snd_una, idle
+    moment it last started sending, or the first sample since its epoch (w.ep_t:
+    a change on one of its ports), whichever is latest.  Sets (time, snd_una, idle
     total) there and returns the number of the first sample after it (w.n if
     there is none)."""
     cdef Accel* a = &s.acc
     cdef FlowWin* w = &a.win[fi]
     cdef int64_t L = a.l, k0 = w.n - L if w.n > L else 0, lo, hi, mid, ep
-    cdef int32_t P = a.part_of[fi]
     ta[0] = w.t[k0 % L]
     ua[0] = w.una[k0 % L]
     ia[0] = w.idl[k0 % L]
@@ -518,7 +548,7 @@ cdef int64_t _measure_from(Sim* s, int32_t fi, int64_t* ta, int64_t* ua, int64_t
         ta[0] = w.act_t
         ua[0] = w.act_una
         ia[0] = w.act_idl
-    ep = a.part_t[P] if P >= 0 else 0
+    ep = w.ep_t
     if ep > ta[0]:
         lo = k0                     # first sample at or after the change (times are monotonic)
         hi = w.n
@@ -542,7 +572,7 @@ cdef int64_t _measure_from(Sim* s, int32_t fi, int64_t* ta, int64_t* ua, int64_t
 
 cdef double _goodput(Sim* s, int32_t fi) noexcept nogil:
     """Acknowledged bytes per ps over the window, or since the flow last started
-    sending, or since its partition's sending flows last changed."""
+    sending, or since its epoch (a change on one of its ports)."""
     cdef FlowWin* w = &s.acc.win[fi]
     cdef int64_t ta, ua, ia
     _measure_from(s, fi, &ta, &ua, &ia)
@@ -1058,6 +1088,8 @@ cdef void skip_end(Sim* s, int32_t slot, bint planned) noexcept nogil:
                 w.una[k] += B
             w.act_t += dt
             w.act_una += B
+            if w.ep_t <= sk.t0:
+                w.ep_t += dt        # measured in the partition's own (shifted) time
             if w.idle_since >= 0:
                 w.idle_since += dt
         npk = B // s.p.mtu
@@ -1127,8 +1159,6 @@ cdef void skip_end(Sim* s, int32_t slot, bint planned) noexcept nogil:
                 switch_try_send(s, i)
             else:
                 nic_try_send(s, i)
-    if a.part_t[P] <= sk.t0:
-        a.part_t[P] += dt           # measured in the partition's own (shifted) time
     a.time_skipped += dt
     if not planned and not sk.parted:
         a.skip_backs += 1
@@ -1176,7 +1206,7 @@ cdef void conn_resume(Sim* s, int32_t fi) noexcept nogil:
         mirrors_end(s, P)
         a.part_ver[P] += 1
         a.part_watch[P] = 0
-        part_epoch(s, P)
+        epoch_near(s, fi)
         if a.memo:
             memo_note(s, 0, P)
 
@@ -1246,7 +1276,7 @@ cdef inline void conn_idle(Sim* s, int32_t fi) noexcept nogil:
     cdef FlowWin* w = &s.acc.win[fi]
     if w.val != NULL and w.idle_since < 0:
         w.idle_since = s.now
-        part_epoch(s, s.acc.part_of[fi])
+        epoch_near(s, fi)
         mirrors_end(s, s.acc.part_of[fi])
 
 

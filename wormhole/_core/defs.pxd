@@ -312,6 +312,8 @@ ctypedef struct FlowWin:
     int64_t act_idl     # idle_total at that moment
     int64_t need        # fresh samples required after act_n before the flow may be fast-forwarded
     int64_t last_dec    # number of the last sample lower than the one before it (-1: none)
+    int64_t ep_t        # goodput is measured from no earlier than this: the last time a flow sharing one of
+                        # this flow's ports (or the flow itself) joined, left, went idle or resumed, ps
 
 ctypedef struct Skip:
     # One partition's fast-forward in progress.
@@ -362,8 +364,6 @@ ctypedef struct Accel:
     uint8_t* part_dirty # per partition: a flow left, split check pending
     int32_t* part_ver   # per partition: membership version (memo notices carry it)
     uint8_t* part_watch # per partition: report when it first becomes steady (memo miss)
-    int64_t* part_t     # per partition: when its set of sending flows last changed, ps (goodputs
-                        # are measured from then on; shifted with the partition's skips)
     uint8_t memo        # report partition formations for memoization
     int64_t* mnotes     # memo notices: rows (kind 0 formed / 1 steady, partition, version)
     int32_t n_mnotes    # rows used
@@ -408,8 +408,9 @@ ctypedef struct Accel:
                              # idle connection of it, (planned ends) a DCQCN rate increase, other
     int32_t back_why         # cause of the skip-back under way (index of backs_by)
     int32_t gp_why           # why the last steady-goodput measurement gave none (index of rejects)
-    uint8_t quarters         # also call a flow steady when its window's quarter goodputs agree (experimental,
-                             # off by default: measured too optimistic where CC periods outlast the window)
+    uint8_t quarters         # also call a flow steady when its window's quarter goodputs agree (steady_goodput)
+    int64_t gp_span          # ... provided its window spans at least this long (8 periods of the CC's
+                             # slowest control loop, from the CC registry), ps
 
 ctypedef struct PfcRecord:
     int64_t t           # time, ps

@@ -781,7 +781,7 @@ cdef class Kernel:
                 free(s.acc.skips[i].memo_cc); free(s.acc.skips[i].memo_gp)
                 free(s.acc.skips[i].lead_flows); free(s.acc.skips[i].lead_una0)
             free(s.acc.gp)
-            free(s.acc.part_ver); free(s.acc.part_watch); free(s.acc.part_t); free(s.acc.mnotes)
+            free(s.acc.part_ver); free(s.acc.part_watch); free(s.acc.mnotes)
             free(s.acc.free_parts); free(s.acc.skips); free(s.acc.scratch); free(s.acc.part_dirty)
             free(s.acc.pool)
         free(s)
@@ -892,6 +892,8 @@ cdef class Kernel:
             s.acc.min_skip = acc["min_skip"]
             s.acc.margin = acc["margin"]
             s.acc.check_every = acc["check_every"]
+            s.acc.quarters = acc["gp_span"] >= 0
+            s.acc.gp_span = acc["gp_span"]
             s.acc.back_why = 3
             s.acc.memo = acc.get("memo", False)
             s.acc.port_part = <int32_t*>malloc(npt * sizeof(int32_t))
@@ -1270,11 +1272,6 @@ cdef class Kernel:
         r = memo_start(self.s, P, dt, fl, nb, cv, gp, n)
         free(fl); free(nb); free(cv); free(gp)
         return r == 0
-
-    def set_steady_quarters(self, bint on):
-        """Experimental steady test (off by default): a flow whose rate spread is
-        over theta is steady when its window's four quarter goodputs agree."""
-        self.s.acc.quarters = on
 
     def steady_goodput(self, int32_t fi):
         """The goodput (bytes per ps) a fast-forward of flow fi's partition uses

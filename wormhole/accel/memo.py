@@ -205,7 +205,7 @@ class Memo:
             if ok:
                 self.hits += 1
                 return
-        if self._mirror(part, key, canon, idle):
+        if self.net.config.memo_mirrors and self._mirror(part, key, canon, idle):
             return
         self.misses += 1
         self.pending[part] = (version, key, canon, self.net.now, [k.snd_una(f) for f in canon])
