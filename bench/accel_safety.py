@@ -22,7 +22,7 @@ ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 sys.path.insert(0, ROOT)
 
 import wormhole as wh  # noqa: E402
-from wormhole.bench import _workload_parser, run_workload  # noqa: E402
+from wormhole.runner import run_workload, workload_parser  # noqa: E402
 from wormhole.units import US  # noqa: E402
 
 
@@ -46,7 +46,7 @@ def run_short(flows, cc, accelerate):
 
 
 def memo_run(db):
-    args = _workload_parser().parse_args(["gpt13b", "--gpus", "32", "--pp", "2", "--micro-batches", "4",
+    args = workload_parser().parse_args(["gpt13b", "--gpus", "32", "--pp", "2", "--micro-batches", "4",
                                           "--chunk-mb", "4", "--no-progress", "--memo-db", db])
     return run_workload(args, {})
 

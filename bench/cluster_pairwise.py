@@ -4,22 +4,30 @@ every ordered pair of the pool's models; prints the iteration-time change
 T_pair(A, B) / T_solo(A) per pair and the mean / max per model.
 (The paper measured 1.33x on average and up to 2.14x on hardware.)
 ``--variants`` adds the mechanisms switched off one at a time (flow and packet):
-serial iterations (compute, then one all-reduce) and the profile's volume.
+the worker sending all at once instead of at its profiled rate, the trace's
+gradient as DDP buckets (the previous model), the same compute-then-
+communicate, and the rings in the policy's rank order.  ``--paper12`` keeps
+the paper's 12 models (its Table I has no wav2vec2).  ``--hop B`` sets the
+packet replay's time scaling (bytes per worker per iteration, default 4 MiB).
 The transport's one-transfer check (goodput against the spec's efficiency) is
 printed first.
 
-    python bench/cluster_pairwise.py [--models mosim,flow,packet] [--variants] [--csv OUT.csv]
+    python bench/cluster_pairwise.py [--models mosim,flow,packet] [--variants] [--paper12] [--hop BYTES]
+                                     [--csv OUT.csv]
 """
 import argparse
+import os
 import sys
 import time
 
 import numpy as np
 
-from wormhole import WormholeError
-from wormhole.cluster import ClusterSpec, ModelPool, make_contention
-from wormhole.cluster.pairwise import pairwise_table
-from wormhole.outputs import check_file, write_files
+sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))  # this clone's package
+
+from wormhole import WormholeError  # noqa: E402
+from wormhole.cluster import ClusterSpec, ModelPool, make_contention  # noqa: E402
+from wormhole.cluster.pairwise import PAPER_MODELS, pairwise_table  # noqa: E402
+from wormhole.outputs import check_file, write_files  # noqa: E402
 
 
 def main():
@@ -29,7 +37,9 @@ def main():
     ap.add_argument("--cluster", default="testbed-16gpu")
     ap.add_argument("--csv")
     ap.add_argument("--variants", action="store_true",
-                    help="also flow/packet with serial iterations and with the profile's volume")
+                    help="also flow/packet with each mechanism switched off")
+    ap.add_argument("--paper12", action="store_true", help="the paper's 12 models only (no wav2vec2)")
+    ap.add_argument("--hop", type=int, default=4 << 20, help="packet replay: bytes per worker per iteration")
     args = ap.parse_args()
     if args.csv:
         try:
@@ -45,15 +55,22 @@ def main():
                   "(target %.1f MB/s = efficiency x line)" % (
                       c["transport"], b, c["line_Bps"] / 1e6, c["own_goodput_Bps"] / 1e6, c["wire_factor"],
                       c["goodput_Bps"] / 1e6, (c["target_Bps"] or 0) / 1e6))
-    runs = [(m, m, {}) for m in args.models.split(",")]
+    hop = {"packet_hop_bytes": args.hop}
+    runs = [(m, m, dict(hop)) for m in args.models.split(",")]
     if args.variants:
         for b in ("flow", "packet"):
             if b in args.models.split(","):
-                runs += [(b + "-serial", b, {"overlap": False}), (b + "-profvol", b, {"volume": "profile"})]
+                runs += [(b + "-allatonce", b, dict(hop, sender="transport")),
+                         (b + "-ddp-grad", b, dict(hop, volume="gradient", sender="transport")),
+                         (b + "-grad-paced", b, dict(hop, volume="gradient")),
+                         (b + "-rank-ring", b, dict(hop, ring="rank"))]
+    models = None
+    if args.paper12:
+        models = [m for m in pool.names() if m in PAPER_MODELS]
     tables = {}
     for m, base, kw in runs:
         t0 = time.perf_counter()
-        tables[m] = pairwise_table(pool, spec, make_contention(base, **kw))
+        tables[m] = pairwise_table(pool, spec, make_contention(base, **kw), models=models)
         v = np.array(list(tables[m].values()))
         print("%-14s %d pairs in %.1f s: mean %.3fx, median %.3fx, max %.3fx (%s with %s)" % (
             m, len(v), time.perf_counter() - t0, v.mean(), np.median(v), v.max(),

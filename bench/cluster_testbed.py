@@ -8,19 +8,23 @@ data/testbed/32gpu/k8sbp.csv and k8slb.csv (OSSS-KU/MoSim), also its errors.
 MoSim's published 32-GPU errors (bin packing / load balancing: average
 training, average / median / P99 JCT, makespan %) are printed beside.
 
-    python bench/cluster_testbed.py [--models none,fixed,mosim,flow,packet] [--measured32 DIR]
+    python bench/cluster_testbed.py [--models none,fixed,mosim,flow,packet] [--measured32 DIR] [--shared DIR]
 """
 import argparse
 import os
+import sys
 import time
 
-from wormhole.cluster import (ClusterSimulator, ClusterSpec, ModelPool, compare, make_contention, read_measured,
-                              read_trace)
-from wormhole.cluster.metrics import FIGURES
+sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))  # this clone's package
+
+from wormhole.cluster import (ClusterSimulator, ClusterSpec, ModelPool, compare,  # noqa: E402
+                              make_contention, read_measured, read_trace)
+from wormhole.cluster.metrics import FIGURES  # noqa: E402
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 DATA = os.path.join(HERE, "..", "tests", "data", "cluster")
-SHARED = os.path.join(HERE, "..", "..", "shared", "reference", "cluster")
+# ../shared beside the clone (or beside the worktrees' folder, /work/wt/<name> -> /work/shared)
+SHARED_CANDIDATES = [os.path.join(HERE, *[".."] * k, "shared", "reference", "cluster") for k in (2, 3)]
 PUBLISHED = {"bin-packing": (19.74, 11.10, 1.62, 24.84, 17.61, 0.13, 1579),
              "load-balancing": (17.05, 21.83, 19.60, 8.38, 7.72, 0.22, 2864)}
 MEASURED32 = {"bin-packing": "k8sbp.csv", "load-balancing": "k8slb.csv"}
@@ -53,13 +57,16 @@ def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--models", default="none,fixed,mosim,flow,packet")
     ap.add_argument("--measured32", metavar="DIR", help="folder with MoSim's k8sbp.csv and k8slb.csv")
+    ap.add_argument("--shared", metavar="DIR", help="the reference's cluster folder (default: ../shared/reference/"
+                    "cluster beside the clone or its worktrees' folder)")
     args = ap.parse_args()
     models = args.models.split(",")
     pool = ModelPool.load("v100")
     perjob = os.path.join(DATA, "perjob.csv")
     table("16 GPUs (2 x 8 V100, 5 Gbps): MAPE against the testbed", os.path.join(DATA, "testbed-trace-16gpu.csv"),
           "testbed-16gpu", lambda p: read_measured(perjob, p), models, pool)
-    trace32 = os.path.join(SHARED, "traces", "mosim", "testbed-trace-32gpu.csv")
+    shared = args.shared or next((d for d in SHARED_CANDIDATES if os.path.isdir(d)), SHARED_CANDIDATES[0])
+    trace32 = os.path.join(shared, "traces", "mosim", "testbed-trace-32gpu.csv")
     if not os.path.exists(trace32):
         print("\n32 GPUs: skipped, %s is missing (it lives in ../shared)" % trace32)
         return

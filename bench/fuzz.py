@@ -21,9 +21,10 @@ import time
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 sys.path.insert(0, ROOT)
-sys.path.insert(0, os.path.join(ROOT, "tests"))
 
-from fuzzing import fuzz, fuzz_outputs  # noqa: E402
+from wormhole.testing.fuzzing import fuzz, fuzz_outputs  # noqa: E402
+
+DATA = os.path.join(ROOT, "tests", "data")
 
 
 def main():
@@ -34,7 +35,7 @@ def main():
     args = ap.parse_args()
     t0 = time.time()
     with tempfile.TemporaryDirectory() as d:
-        cases, unexpected = fuzz(args.per_reader, d, seed=args.seed)
+        cases, unexpected = fuzz(args.per_reader, d, DATA, seed=args.seed)
     print("corrupted inputs %d in %.1f s, unexpected outcomes %d" % (cases, time.time() - t0, len(unexpected)))
     for (name, err), k in collections.Counter((n, e[:100]) for n, e, _ in unexpected).most_common(20):
         print("  %-9s x%d  %s" % (name, k, err))

@@ -19,7 +19,7 @@ import wormhole as wh  # noqa: E402
 def main():
     for cc in ("none", "hpcc"):
         net = wh.Network(wh.star(2), cc=cc, accelerate=True)
-        m = net._kernel.memory()
+        m = net.memory()
         print("%-5s per flow %d B (+%d B window while active, accelerated, for connections and flows of at "
               "least l x MTU bytes), per packet %d B, per event %d B"
               % (cc, m["per_flow"], m["window_per_active_flow"], m["per_packet"], m["per_event"]))
@@ -28,7 +28,7 @@ def main():
         for i in range(n):
             net.send(i, n, 2_000_000)
         net.run()
-        m = net._kernel.memory()
+        m = net.memory()
         st = net.stats
         print("incast %3d:1  peak packets in flight %7d  pool %7d  packet memory %8.1f KB  flows %6.1f KB  "
               "events %7.1f KB  peak RSS %6.1f MB" % (

@@ -2,7 +2,7 @@
 """Long property run: random fabrics (stars, leaf-spines, fat-trees, random trees;
 mixed rates and delays) and workloads (1 B to --max-size, incasts, all-to-all,
 random arrivals, identical groups on symmetric fabrics), every congestion
-control, some accelerated; checks every invariant of tests/properties.py on
+control, some accelerated; checks every invariant of wormhole/testing/properties.py on
 each case.  Prints cases run, failures
 (with their seeds, to turn into regression tests) and the slowest case.
 
@@ -15,9 +15,8 @@ import time
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 sys.path.insert(0, ROOT)
-sys.path.insert(0, os.path.join(ROOT, "tests"))
 
-from properties import check_invariants, run_case  # noqa: E402
+from wormhole.testing.properties import check_invariants, run_case  # noqa: E402
 
 
 def main():

@@ -16,7 +16,7 @@ import sys
 
 sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 
-from wormhole.bench import _workload_parser, gpt_argv, run_workload  # noqa: E402
+from wormhole.runner import gpt_argv, run_workload, workload_parser  # noqa: E402
 
 
 def main():
@@ -32,7 +32,7 @@ def main():
         for g in args.gpus:
             argv = gpt_argv(args.model, g, args.cc, pp, micro_batches_pp=args.micro_batches_pp)
             argv += ["--no-progress", "--mode", "full"]
-            rep = run_workload(_workload_parser().parse_args(argv))
+            rep = run_workload(workload_parser().parse_args(argv))
             rows.append(rep)
             print(json.dumps(rep, sort_keys=True), flush=True)
     print("%-8s %5s %3s %3s %3s %12s %12s %14s %10s %9s" % ("model", "gpus", "tp", "pp", "dp", "iter (ms)",

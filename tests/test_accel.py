@@ -79,7 +79,7 @@ def test_skip_back_when_a_flow_joins_mid_skip():
     acc, la = build(True)
     seen_skip = []
     acc.run(until=JOIN - 1)
-    seen_skip.append(bool(acc._kernel.skipping()))
+    seen_skip.append(bool(acc.skipping()))
     acc.run()
     st = acc.stats
     assert seen_skip[0], "the partition should be fast-forwarding when the flow joins"
@@ -181,7 +181,7 @@ def test_a_message_on_an_idle_connection_ends_the_skip():
         late = []
         net.schedule(POST, lambda: late.append(net.post(idle, 4_000_000)))
         net.run(until=POST - 1)
-        skipping = bool(net._kernel.skipping()) if accelerate else None
+        skipping = bool(net.skipping()) if accelerate else None
         net.run()
         return net, late[0], skipping
 
@@ -436,7 +436,7 @@ def test_memo_key_leaves_idle_connections_out():
         net.post(first, 4_000_000)
         net.run(until=51 * US)
         (flows,) = [p for p in net.partitions() if first in p]
-        key, canon, idle = net._memo.key(flows)
+        key, canon, idle = net.accelerator.memo.key(flows)
         return key, canon, idle, first, second
 
     alone, canon_a, idle_a, first, second = key_of(False)
@@ -450,7 +450,7 @@ def test_memo_key_leaves_idle_connections_out():
     net.run(until=50 * US)
     net.post(f, 4_000_000)
     net.run(until=51 * US)
-    assert net._memo.key(net.partitions()[0])[0] == alone
+    assert net.accelerator.memo.key(net.partitions()[0])[0] == alone
 
 
 def test_memo_database_is_versioned(tmp_path):

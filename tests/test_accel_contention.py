@@ -5,7 +5,7 @@ import numpy as np
 import pytest
 
 import wormhole as wh
-from wormhole.bench import _workload_parser, default_fabric, fabric_label
+from wormhole.runner import default_fabric, fabric_label, workload_parser
 from wormhole.fidelity import compare, format_report, rank_paired
 from wormhole.units import gbps
 
@@ -65,15 +65,15 @@ def test_rank_pairing_ignores_swapped_roles():
 
 
 def test_contended_fabric_options():
-    args = _workload_parser().parse_args(["gpt13b", "--gpus", "32", "--servers-per-segment", "2",
+    args = workload_parser().parse_args(["gpt13b", "--gpus", "32", "--servers-per-segment", "2",
                                           "--oversubscription", "2"])
     topo = default_fabric(args)
     spines = [n for n in topo.switches if topo.names[n].startswith("spine")]
     assert len(spines) == 1                       # 2 servers per segment / 2:1
     assert "2 servers per segment" in fabric_label(args)
-    args = _workload_parser().parse_args(["gpt13b", "--gpus", "64", "--fabric", "fattree"])
+    args = workload_parser().parse_args(["gpt13b", "--gpus", "64", "--fabric", "fattree"])
     assert default_fabric(args).name == "fattree-k8"
-    args = _workload_parser().parse_args(["gpt13b", "--gpus", "32"])
+    args = workload_parser().parse_args(["gpt13b", "--gpus", "32"])
     assert default_fabric(args).name == wh.rail_optimized(32).name
 
 

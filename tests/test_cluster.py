@@ -164,15 +164,17 @@ def test_a_job_alone_runs_at_its_profiled_speed(pool, model):
     res = ClusterSimulator([job], pool, spec(2, 2), c, policy="bin-packing").run()
     assert res.jobs[0].placement == "0:2 1:2" and c.simulated >= 1
     assert res.jobs[0].training == pytest.approx(900.0, rel=1e-9)
-    # servers of 8 GPUs, split 2 + 2 by load balancing: each server's NIC carries a
-    # worker's ring share 2 (N - 1) / N x gradient per iteration at 463 MB/s, which
-    # DDP can hide behind the backward pass at most, not behind the forward pass
+    # servers of 8 GPUs, split 2 + 2 by load balancing: each server's NIC carries one
+    # worker's sends, c = 2218.25 / 4 = 554.56 MB/s over T_iter - 0.1998 s (compute
+    # without communication: the one-GPU profile's), more than the NIC's 463 MB/s
     c = make_contention(model)
     res = ClusterSimulator([job], pool, spec(), c, policy="load-balancing").run()
-    grad = pool.entry("bert").grad_mb * 1e6
-    floor = prof.compute_s / 3 + 2 * 3 / 4 * grad / 463e6
+    comp = pool.profile("bert", 1).compute_s
+    sent = 2218.247499 / 4 * (prof.iteration_s - comp) * 1e6
+    floor = comp + sent / 463e6
+    load = prof.loading_s
     assert res.jobs[0].placement == "0:2 1:2" and c.simulated >= 1
-    assert res.jobs[0].training >= 900.0 / prof.iteration_s * floor
+    assert res.jobs[0].training >= load + (900.0 - load) / prof.iteration_s * floor
 
 
 def test_progress_is_advanced_event_to_event(pool):
@@ -217,7 +219,7 @@ def test_fabric_alone_across_servers_adds_the_nic_transfer(pool):
     s = ClusterSpec.uniform(2, 8, nic="5Gbps", efficiency=463 / 625)
     r = running(pool, "a", "bert", [0, 1])
     b = sync_bytes(r)
-    c = FabricContention("flow", overlap=False)
+    c = FabricContention("flow", overlap=False, volume="gradient", sender="transport")
     tau, f = c.iteration_times([r], s)["a"]
     # the flow backend counts headers on both links alike: NVLink's goodput is
     # its rate x the same header share the NIC's wire factor makes up for
@@ -225,7 +227,8 @@ def test_fabric_alone_across_servers_adds_the_nic_transfer(pool):
     extra = b / 463e6 - b * w / 16384e6 / (625 / (463 * w))
     assert tau == pytest.approx(pool.profile("bert", 2).iteration_s + extra, rel=5e-3)
     assert f == pytest.approx(1 + extra / pool.profile("bert", 2).network_s, rel=5e-3)
-    tau_p, _ = FabricContention("packet", overlap=False).iteration_times([r], s)["a"]
+    tau_p, _ = FabricContention("packet", overlap=False, volume="gradient", sender="transport").iteration_times(
+        [r], s)["a"]
     assert tau_p == pytest.approx(tau, rel=0.05)
 
 
@@ -235,7 +238,8 @@ def test_ddp_overlap_hides_bucket_transfers_behind_the_backward_pass(pool):
     than compute-then-communicate, but not shorter than forward + the transfer."""
     s = ClusterSpec.uniform(2, 8, nic="5Gbps", efficiency=463 / 625)
     r = running(pool, "a", "vgg16", [0, 0, 1, 1])
-    ddp, serial = FabricContention("flow"), FabricContention("flow", overlap=False)
+    ddp = FabricContention("flow", volume="gradient", sender="transport")
+    serial = FabricContention("flow", overlap=False, volume="gradient", sender="transport")
     sizes = ddp.buckets(r)
     grad = pool.entry("vgg16").grad_mb * 1e6
     assert sizes[0] == pytest.approx(sync_bytes(r) * 1e6 / grad) and sizes[1] == pytest.approx(25 * sizes[0])
@@ -264,6 +268,62 @@ def test_transport_and_efficiency_from_the_spec(tmp_path):
         ClusterSpec.load(str(bad))
     with pytest.raises(WormholeError):
         FabricContention("flow", bucket_mb=0)
+
+
+def test_rate_traffic_comes_from_the_profile(pool):
+    """volume="rate": compute without communication is the shorter of the
+    profile's and the one-GPU profile's compute (BERT: 0.1998 s of 2.2267 s);
+    each worker sends at c = V_net / N for the rest of the profiled iteration,
+    and that is its sender's rate."""
+    from wormhole.cluster.fabric import compute_only_s
+    c = FabricContention("flow")
+    bert = running(pool, "a", "bert", [0] * 4 + [1] * 4)
+    assert compute_only_s(bert) == pytest.approx(0.199811866)
+    assert sync_bytes(bert, "rate") == pytest.approx(4125.661936 / 8 * (3.47512 - 0.199811866) * 1e6)
+    assert c.sender_Bps(bert) == pytest.approx(4125.661936 / 8 * 1e6, rel=1e-6)
+    r50 = running(pool, "b", "resnet50", [0] * 4)           # its one-GPU compute is the longer
+    assert compute_only_s(r50) == pytest.approx(0.30231)
+    assert c.buckets(r50) == [pytest.approx(1560.92668 / 4 * 0.41425 * 1e6)]
+    assert FabricContention("flow", sender="transport").sender_Bps(bert) is None
+
+
+def test_a_paced_worker_is_slowed_only_where_the_nic_share_is_below_its_rate(pool):
+    """flow model: resnet50 x 4 split 2 + 2 sends c = 1560.93 / 4 = 390.2 MB/s,
+    under the NIC's goodput g (463 MB/s line rate x the flow backend's header
+    share): alone it keeps its profiled iteration but for its last piece
+    (1 / CHUNKS of its bytes), which crosses the NIC at g instead of the
+    server's links.  Two such jobs ask 2 c > g of each NIC direction: both slow
+    down, at most to sharing g half and half the whole time."""
+    from wormhole.cluster.fabric import CHUNKS
+    s = spec()
+    c = FabricContention("flow")
+    a, b = running(pool, "a", "resnet50", [0, 0, 1, 1]), running(pool, "b", "resnet50", [0, 0, 1, 1])
+    p = pool.profile("resnet50", 4)
+    g = c.transport_check(s)["own_goodput_Bps"]
+    intra = g / s.servers[0].nic_Bps * s.servers[0].intra_Bps
+    sent = 1560.92668 / 4 * (p.iteration_s - p.compute_s) * 1e6
+    assert 390.2e6 < g
+    alone = c.iteration_times([a], s)["a"][0]
+    assert alone == pytest.approx(p.iteration_s + sent / CHUNKS * (1 / g - 1 / intra), rel=1e-3)
+    both = c.iteration_times([a, b], s)
+    assert both["a"][0] > alone * 1.05 and both["b"][0] > alone * 1.05
+    assert both["a"][0] <= p.compute_s + sent / (g / 2) + sent / CHUNKS / g
+
+
+def test_ring_in_rank_order_crosses_the_nic_at_every_alternation(pool):
+    """ring="rank": load balancing places bert x 4 as servers 0, 1, 0, 1, and a
+    ring in that order crosses the NICs on all four links, two flows per NIC
+    direction; in server order (0, 0, 1, 1) only two links cross.  NIC-bound
+    (c = 554.6 MB/s > g), the communication takes twice as long."""
+    s = spec()
+    alt = running(pool, "a", "bert", [0, 1, 0, 1])
+    assert scenario_key([alt], s, "rank")[0] != scenario_key([running(pool, "a", "bert", [0, 0, 1, 1])], s,
+                                                                "rank")[0]
+    assert scenario_key([alt], s)[0] == scenario_key([running(pool, "a", "bert", [0, 0, 1, 1])], s)[0]
+    comp = pool.profile("bert", 1).compute_s
+    by_server = FabricContention("flow").iteration_times([alt], s)["a"][0]
+    by_rank = FabricContention("flow", ring="rank").iteration_times([alt], s)["a"][0]
+    assert by_rank - comp == pytest.approx(2 * (by_server - comp), rel=0.02)
 
 
 def test_fabric_contention_slows_co_runners_and_is_memoized(pool):
@@ -470,6 +530,10 @@ def test_cluster_command_writes_reports(tmp_path):
         assert (out / m / "jobs.csv").exists() and (out / m / "jct.png").stat().st_size > 1000
     rows = (out / "flow" / "jobs.csv").read_text().splitlines()
     assert rows[0].startswith("job_id,model,gpus,placement,arrival,start,end,wait,training,jct") and len(rows) == 31
+    # one figure overlays every model's JCT CDF over the measurement; the table names its units
+    assert (out / "jct_cdf.png").read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+    for needle in ("avg_jct (s)", "makespan (s)", "mape_avg_jct (%)", "ks_jct (0-1)", "jobs (jobs)"):
+        assert needle in r.stdout
 
 
 def test_cluster_command_bad_input_one_line_exit_2(tmp_path):

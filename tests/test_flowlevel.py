@@ -78,7 +78,7 @@ def graph(edges):
 
 def rates_after_join(net, ids):
     net.run(until=100 * US)
-    return np.array([net.rate[i] for i in ids]) * 8e12 / net.eff / 1e9     # back to Gb/s of line rate
+    return np.array([net.backend.rate[i] for i in ids]) * 8e12 / net.backend.eff / 1e9     # back to Gb/s of line rate
 
 
 def test_backbone_example_of_the_simgrid_slides():
@@ -110,7 +110,7 @@ def test_packet_model_shares_inversely_to_route_latency():
     net = wh.Network(t, backend="flow")
     a = net.send("h0", "h2", 10**12)
     b = net.send("h1", "h3", 10**12)
-    assert net.latency[a] == 2 * US and net.latency[b] == 4 * US
+    assert net.backend.latency[a] == 2 * US and net.backend.latency[b] == 4 * US
     ra, rb = rates_after_join(net, [a, b])
     assert ra / rb == pytest.approx(2.0)
     assert ra + rb == pytest.approx(100)
@@ -122,11 +122,11 @@ def test_packet_model_latency_phase_and_window_bound():
     f = net.send("h0", "h1", 1_000_000)
     net.run()
     r = net.flow(f)
-    payload = 100e9 * net.eff / 8
+    payload = 100e9 * net.backend.eff / 8
     assert r.fct == pytest.approx(2 * US + 1_000_000 / payload * 1e12, abs=1)
     w = wh.Network(t, backend="flow", flow_window=20_000)
     g = w.send("h0", "h1", 10**12)
-    assert rates_after_join(w, [g])[0] == pytest.approx(20_000 / (2 * 2e-6) * 8 / 1e9 / w.eff)     # below the link
+    assert rates_after_join(w, [g])[0] == pytest.approx(20_000 / (2 * 2e-6) * 8 / 1e9 / w.backend.eff)  # below the link
 
 
 def test_identical_runs_and_byte_conservation():
@@ -148,11 +148,11 @@ def test_incremental_solves_equal_a_full_solve():
     random_sends(net, 120, 5, (100_000, 3_000_000), 300)
     for step in range(1, 40):
         net.run(until=step * 10 * US)
-        full = dict(enumerate(net.rate))
-        active = sorted(net.active)
-        max_min(full, active, net.links, net.weight, net.caps, net.bound)
+        full = dict(enumerate(net.backend.rate))
+        active = sorted(net.backend.active)
+        max_min(full, active, net.backend.links, net.backend.weight, net.backend.caps, net.backend.bound)
         for f in active:
-            assert net.rate[f] == pytest.approx(full[f], rel=1e-9)
+            assert net.backend.rate[f] == pytest.approx(full[f], rel=1e-9)
 
 
 @pytest.mark.parametrize("model,topo", [("maxmin", "leafspine_2to1"), ("packet", "fat_tree")])
@@ -169,13 +169,13 @@ def test_restricted_re_solves_equal_a_full_solve_under_load(model, topo):
         net.send(int(a), int(b), int(rng.integers(10_000, 2_000_000)), at=int(rng.integers(0, 400)) * US)
     for step in range(1, 60):
         net.run(until=step * 10 * US)
-        full = dict(enumerate(net.rate))
-        active = sorted(net.active)
-        max_min(full, active, net.links, net.weight, net.caps, net.bound)
-        rate = net.rate
+        full = dict(enumerate(net.backend.rate))
+        active = sorted(net.backend.active)
+        max_min(full, active, net.backend.links, net.backend.weight, net.backend.caps, net.backend.bound)
+        rate = net.backend.rate
         for f in active:
             assert rate[f] == pytest.approx(full[f], rel=1e-9)
-    assert net.solver.region_flows > 0
+    assert net.backend.solver.region_flows > 0
 
 
 def test_the_workload_layer_runs_on_the_flow_backend():

@@ -6,7 +6,7 @@ import os
 import pytest
 
 import wormhole as wh
-from wormhole._core.kernel import _py_tx_time_ps
+from wormhole._core.testing import _py_tx_time_ps
 from wormhole.units import US, gbps
 
 from conftest import parse_fct

@@ -4,7 +4,7 @@ accounting into reserve / shared pool / headroom, PFC pause and resume, ECN
 marking probability.  Semantics: reference notes section 1.6 (switch-mmu.cc)."""
 import pytest
 
-from wormhole._core.kernel import _py_mmu
+from wormhole._core.testing import _py_mmu
 
 RSV = 4096          # per (ingress port, queue) reserve
 OFF = 3072          # resume offset (3 KB)

@@ -113,7 +113,7 @@ def test_write_files_all_or_nothing_and_umask(tmp_path):
 
 def test_random_output_paths(tmp_path):
     """bench/fuzz.py runs thousands of these."""
-    from fuzzing import fuzz_outputs
+    from wormhole.testing.fuzzing import fuzz_outputs
     cases, refused, unexpected = fuzz_outputs(150, str(tmp_path), seed=1)
     assert unexpected == []
     assert 0 < refused < cases

@@ -7,7 +7,7 @@ import numpy as np
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from properties import CCS, check_invariants, run_case
+from wormhole.testing.properties import CCS, check_invariants, run_case
 
 SEEDS = st.integers(min_value=0, max_value=2**31 - 1)
 CI = settings(max_examples=int(__import__("os").environ.get("WORMHOLE_PROPERTY_EXAMPLES", "300")),

@@ -44,11 +44,11 @@ def test_surf_precision_is_decided_on_simgrids_doubles(model, ct):
     (joining 1 ns early) makes h0 -> h1's FCT 8.8e-6 short."""
     sg = np.loadtxt(os.path.join(DATA, "boundary", "simgrid_%s_%s.txt" % (model, "ct" if ct else "noct")))
     net, ours = run_files("boundary", model, ct)
-    assert [net.start[0], net.start[1]] == [74078000, 171652000]
+    assert [net.backend.start[0], net.backend.start[1]] == [74078000, 171652000]
     assert (np.abs(ours - sg) / sg).max() < 1e-7
     if model == "lv08":
-        assert net.start[0] + net._phase[0] == net.start[1] + 1000
-        assert net._lat_d[0] + 7.4078e-5 - 1.71652e-4 > 1e-9
+        assert net.backend.start[0] + net.backend._phase[0] == net.backend.start[1] + 1000
+        assert net.backend._lat_d[0] + 7.4078e-5 - 1.71652e-4 > 1e-9
 
 
 def test_the_recorded_cases_exercise_what_they_claim():
@@ -61,7 +61,7 @@ def test_the_recorded_cases_exercise_what_they_claim():
         assert (np.abs(a - c) / a).max() > 1e-2          # LV08 is not CM02
     # the dumbbell's 1 ms bottleneck: the TCP-gamma bound holds some flows below the link
     net, _ = run_files("dumbbell", "cm02", False)
-    assert min(net.bound) * 8e12 < 100e9
+    assert min(net.backend.bound) * 8e12 < 100e9
     # the packet-calibrated model is not SimGrid's
     net, packet = run_files("star", "packet", False)
     sg = np.loadtxt(os.path.join(DATA, "star", "simgrid_cm02_noct.txt"))
@@ -124,7 +124,7 @@ def test_weight_s_sharing_on_two_flows():
         a = net.send("h0", "h2", 10**12)
         b = net.send("h1", "h3", 10**12)
         net.run(until=200 * US)                     # both past their latency phases (LV08: 52 us)
-        ra, rb = net.rate[a], net.rate[b]
+        ra, rb = net.backend.rate[a], net.backend.rate[b]
         assert ra / rb == pytest.approx(ratio, rel=1e-12)
         factor = 0.97 if model == "lv08" else 1.0
         assert (ra + rb) * 1e12 == pytest.approx(factor * 12.5e9, rel=1e-12)
@@ -139,8 +139,8 @@ def test_crosstraffic_uses_the_reverse_route():
         a = net.send("h0", "h1", 10**12)
         b = net.send("h1", "h0", 10**12)
         net.run(until=10 * US)
-        assert net.rate[a] * 1e12 == pytest.approx(share, rel=1e-12)
-        assert net.rate[b] * 1e12 == pytest.approx(share, rel=1e-12)
+        assert net.backend.rate[a] * 1e12 == pytest.approx(share, rel=1e-12)
+        assert net.backend.rate[b] * 1e12 == pytest.approx(share, rel=1e-12)
 
 
 def test_events_within_surf_precision_are_now():

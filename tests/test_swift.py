@@ -7,7 +7,7 @@ import pytest
 
 import wormhole as wh
 from wormhole import cc as ccmod
-from wormhole._core.kernel import _py_swift, _py_swift_pace_rate, _py_tx_time_ps
+from wormhole._core.testing import _py_swift, _py_swift_pace_rate, _py_tx_time_ps
 from wormhole.units import MS, US
 
 SWIFT = dict(cc="swift", swift_base_target=20.0, swift_hop_scale=3.0, swift_fs_range=100.0,

@@ -1,7 +1,7 @@
 import pytest
 
 from wormhole import units
-from wormhole._core.kernel import _py_ns3_seconds_to_ns, _py_tx_time_ps
+from wormhole._core.testing import _py_ns3_seconds_to_ns, _py_tx_time_ps
 
 
 def test_tx_time_truncates_to_ns_like_the_reference():

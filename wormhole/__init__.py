@@ -22,7 +22,7 @@ _NAMES = {
     "Fabric": "fabric",
     "FlowSpec": "flows", "read_flows": "flows",
     "star": "builders", "dumbbell": "builders", "leaf_spine": "builders", "fat_tree": "builders",
-    "rail_optimized": "builders",
+    "rail_optimized": "builders", "add_nvswitches": "nvswitch",
     "WormholeError": "errors", "TopologyError": "errors", "FlowFileError": "errors", "ConfigError": "errors",
     "RoutingError": "errors", "ResourceLimitError": "errors", "NotAvailableError": "errors", "ApiError": "errors",
 }
@@ -30,7 +30,7 @@ _NAMES = {
 __all__ = [
     "Network", "Config", "Topology", "Fabric", "FlowResult", "MessageResult", "PortInfo", "FlowSpec",
     "read_topology", "write_topology", "read_flows",
-    "star", "dumbbell", "leaf_spine", "fat_tree", "rail_optimized", "builders", "units",
+    "star", "dumbbell", "leaf_spine", "fat_tree", "rail_optimized", "add_nvswitches", "builders", "units",
     "WormholeError", "TopologyError", "FlowFileError", "ConfigError", "RoutingError",
     "ResourceLimitError", "NotAvailableError", "ApiError",
 ]

@@ -97,7 +97,7 @@ def fat_tree(k, rate=gbps(100), delay=US):
 
 
 def rail_optimized(n_gpus, gpus_per_server=8, servers_per_segment=None, oversubscription=1.0, rate=gbps(100),
-                   spine_rate=None, delay=US):
+                   spine_rate=None, delay=US, nvlink=None, nvlink_delay="500ns"):
     """The rail-optimized two-tier fabric of SimAI and the Wormhole evaluation.
 
     Every GPU has its own NIC (one host node per GPU, GPU g of server k is node
@@ -105,7 +105,10 @@ def rail_optimized(n_gpus, gpus_per_server=8, servers_per_segment=None, oversubs
     segment GPU g of every server connects to rail leaf g.  Every leaf connects
     to every spine; there are servers_per_segment / oversubscription spines.
     NVLink inside a server is not part of this graph (the workload layer models
-    it as a fixed-bandwidth channel)."""
+    it as a fixed-bandwidth channel) unless ``nvlink`` gives its bandwidth per
+    GPU and direction ('2400Gbps'): then each server gets an NVSwitch with a
+    link of that rate and ``nvlink_delay`` to each of its GPUs, and an NVLS
+    engine (``wormhole.nvswitch.add_nvswitches``)."""
     u = _units("rail_optimized", delay, rate=rate, spine_rate=spine_rate)
     rate, spine_rate, delay = u["rate"], u["spine_rate"], u["delay"]
     _check(n_gpus >= 1 and gpus_per_server >= 1 and n_gpus % gpus_per_server == 0,
@@ -130,4 +133,8 @@ def rail_optimized(n_gpus, gpus_per_server=8, servers_per_segment=None, oversubs
             for sp in spines:
                 t.add_link(leaf, sp, rate if spine_rate is None else spine_rate, delay)
     t.gpus_per_server = gpus_per_server
+    if nvlink is not None:
+        from .nvswitch import add_nvswitches
+        add_nvswitches(t, n_gpus, gpus_per_server, as_rate(nvlink, "nvlink", "rail_optimized"),
+                       as_time(nvlink_delay, "nvlink_delay", "rail_optimized"))
     return t

@@ -48,6 +48,10 @@ class ResourceLimitError(WormholeError):
     """A run would exceed a configured resource limit (packets in flight)."""
 
 
+class ContentionError(WormholeError):
+    """Unknown contention model (wormhole.cluster) or a bad model parameter."""
+
+
 class NotAvailableError(WormholeError):
     """A feature that is not built yet, or that the chosen backend does not have
     (the flow backend has no packets, queues, PFC, congestion control or

@@ -1,8 +1,6 @@
 """A validated topology compiled to arrays: ports, shortest-path ECMP tables,
 switch MMU settings (headroom, PFC shift, ECN thresholds) and the per-host-pair
 base RTT, bandwidth and BDP that the reference derives from its BFS."""
-import array
-
 import numpy as np
 
 from ._core.routing import shortest_path_routes
@@ -105,6 +103,44 @@ class Fabric:
         reach = self.pair_hops >= 0
         self.max_rtt_ns = int(self.pair_rtt_ns[reach].max()) if reach.any() else 0
         self.max_bdp = int(self.pair_bdp[reach].max()) if reach.any() else 0
+        self._domains(reach)
+
+    def _domains(self, reach):
+        """Window domains: a topology whose links name a separate transport (``Topology.link_domain``, e.g.
+        the NVSwitch of each server) gives each host pair the domain of its route's first link; under
+        global_t a flow gets the largest BDP and base RTT of its own domain (``global_window``), so NVLink's
+        BDP does not become the NICs' window.  ``max_bdp`` / ``max_rtt_ns`` are the fabric's (domain 0)."""
+        self.domain_names = ["fabric"]
+        self.pair_domain = None
+        self.domain_bdp = [self.max_bdp]
+        self.domain_rtt_ns = [self.max_rtt_ns]
+        named = self.topo.link_domain
+        if not named:
+            return
+        self.domain_names += sorted(set(named.values()))
+        code = {n: i for i, n in enumerate(self.domain_names)}
+        link_dom = np.zeros(len(self.topo.links), np.int32)
+        for k, name in named.items():
+            link_dom[k] = code[name]
+        h = len(self.hosts)
+        rows = self.hosts.astype(np.int64)[:, None] * h + np.arange(h, dtype=np.int64)[None, :]
+        first = np.asarray(self.rt_ports, np.int64)[np.minimum(np.asarray(self.rt_start, np.int64)[rows],
+                                                              max(0, len(self.rt_ports) - 1))]
+        self.pair_domain = np.where(reach, link_dom[self.port_link[first]], 0).astype(np.int32)
+        self.domain_bdp, self.domain_rtt_ns = [], []
+        for d in range(len(self.domain_names)):
+            m = reach & (self.pair_domain == d)
+            self.domain_bdp.append(int(self.pair_bdp[m].max()) if m.any() else self.max_bdp)
+            self.domain_rtt_ns.append(int(self.pair_rtt_ns[m].max()) if m.any() else self.max_rtt_ns)
+        self.max_bdp, self.max_rtt_ns = self.domain_bdp[0], self.domain_rtt_ns[0]
+
+    def global_window(self, hs, hd):
+        """(window bytes, base RTT ns) of a flow between host indices ``hs`` and ``hd`` under global_t: the
+        maxima over the pairs of its domain (the whole fabric when there is one domain)."""
+        if self.pair_domain is None:
+            return self.max_bdp, self.max_rtt_ns
+        d = int(self.pair_domain[hs, hd])
+        return self.domain_bdp[d], self.domain_rtt_ns[d]
 
     # -- switch buffers ----------------------------------------------------
     def _mmu(self):
@@ -147,29 +183,13 @@ class Fabric:
         return m[rate]
 
     def kernel_arrays(self):
-        """The arrays ``Kernel.build`` copies in.  The routing table (millions
-        of entries at a thousand hosts) goes as ``array.array``: the kernel
-        copies element by element, and indexing an array.array is several
-        times cheaper than creating a NumPy scalar per element."""
-        rt = {k: _as_array(getattr(self, k)) for k in ("rt_start", "rt_cnt", "rt_ports")}
-        return {
-            "is_switch": self.is_switch, "host_idx": self.host_idx, "sw_idx": self.sw_idx,
-            "node_ip": self.node_ip, "seed": self.seed, "host_nic": self.host_nic,
-            "n_hosts": len(self.hosts), "n_switches": len(self.switches),
-            "port_node": self.port_node, "port_peer": self.port_peer,
-            "port_ifindex": self.port_ifindex, "port_link": self.port_link,
-            "port_rate": self.port_rate, "port_delay": self.port_delay, "port_error": self.port_error,
-            "port_headroom": self.port_headroom, "port_pfc_shift": self.port_pfc_shift,
-            "port_kmin": self.port_kmin, "port_kmax": self.port_kmax, "port_pmax": self.port_pmax,
-            "sw_buffer": self.sw_buffer, "sw_total_hdrm": self.sw_total_hdrm,
-            "sw_total_rsrv": self.sw_total_rsrv,
-            "rt_start": rt["rt_start"], "rt_cnt": rt["rt_cnt"], "rt_ports": rt["rt_ports"],
-        }
-
-
-def _as_array(a):
-    """An int32 NumPy array as an ``array.array`` of 32-bit C ints (same values)."""
-    out = array.array("i")
-    assert out.itemsize == 4
-    out.frombytes(np.ascontiguousarray(a, np.int32).tobytes())
-    return out
+        """The arrays ``Kernel.build`` copies in, checked (``kernel_inputs.FabricArrays``)."""
+        from .kernel_inputs import FabricArrays
+        return FabricArrays(
+            is_switch=self.is_switch, host_idx=self.host_idx, sw_idx=self.sw_idx, node_ip=self.node_ip,
+            seed=self.seed, host_nic=self.host_nic, port_node=self.port_node, port_peer=self.port_peer,
+            port_ifindex=self.port_ifindex, port_rate=self.port_rate, port_delay=self.port_delay,
+            port_error=self.port_error, port_headroom=self.port_headroom, port_pfc_shift=self.port_pfc_shift,
+            port_kmin=self.port_kmin, port_kmax=self.port_kmax, port_pmax=self.port_pmax,
+            sw_buffer=self.sw_buffer, sw_total_hdrm=self.sw_total_hdrm, sw_total_rsrv=self.sw_total_rsrv,
+            rt_start=self.rt_start, rt_cnt=self.rt_cnt, rt_ports=self.rt_ports)

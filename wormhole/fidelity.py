@@ -17,6 +17,7 @@ from .config import Config
 from .flows import read_flows
 from .network import Network
 from .outputs import check_file, check_folder, figure_bytes, write_atomic
+from .runner import run_workload, workload_parser
 from .topology import read_topology
 
 LABELS = {"accelerated": "accelerated packet", "flow": "flow backend"}
@@ -36,11 +37,10 @@ def _run_reference(topo_path, flows_path, cfg, backend="packet"):
 
 def _run_bench(argv, accelerated, backend="packet"):
     """One bench run: full or accelerated packet, or (``backend="flow"``) the flow backend."""
-    from .bench import _workload_parser, run_workload
     extra = ["--no-progress", "--backend", backend]
     if backend == "packet":
         extra += ["--mode", "accelerated" if accelerated else "full"]
-    args = _workload_parser().parse_args(list(argv) + extra)
+    args = workload_parser().parse_args(list(argv) + extra)
     keep = {}
     rep = run_workload(args, keep)
     net = keep["net"]
@@ -299,8 +299,7 @@ def write_outputs(out_dir, summary, ff, fa, label="accelerated"):
 
 def _bench_args(argv):
     """The --bench arguments, parsed and their output paths checked before anything runs."""
-    from .bench import _workload_parser
-    args = _workload_parser().parse_args(list(argv))
+    args = workload_parser().parse_args(list(argv))
     if args.memo_db:
         check_file(args.memo_db, "--memo-db")
     return args

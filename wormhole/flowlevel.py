@@ -30,27 +30,25 @@ freeze its flows, repeat).  The loop is SimGrid's: share, earliest finish,
 advance, repeat.  A change (a flow joining or leaving) re-solves only the
 flows connected to it through shared links.
 
-Routes come from the same fabric and ECMP hashing as the packet kernel.  Same API as ``Network``: send, connect /
-post (with ``on_delivered`` and ``on_done``: a fluid model has no ACKs, so a
-transfer's last byte arrives and is done at one moment; on_delivered runs
-first), schedule, peek / step / run, fresh, now, results, messages, stats,
-fct_lines, flow_path, port / port_info / ports.  What a fluid
-model has no notion of (packet-level rate and queue samples, congestion-control
-state, port queues and PFC, the accelerator's partitions) raises
-``NotAvailableError`` naming the backend.
+Routes come from the same fabric and ECMP hashing as the packet kernel.  It is
+a backend of the Network facade (backend.py): the facade gives the whole API
+(send, connect / post with ``on_delivered`` and ``on_done``: a fluid model has
+no ACKs, so a transfer's last byte arrives and is done at one moment, and
+on_delivered runs first; schedule, peek / step / run, fresh, results,
+messages, stats, fct_lines, flow_path, ports).  What a fluid model has no
+notion of (packet-level rate and queue samples, congestion-control state,
+port queues and PFC, the accelerator's partitions, the kernel's memory)
+raises ``NotAvailableError`` naming the backend.
 """
 import heapq
-import time
 from collections import deque
 
 import numpy as np
 
-from . import network as _nw
 from ._core.fluid import FluidSolver
-from ._core.kernel import _py_ecmp_hash
-from .errors import ApiError, ConfigError, NotAvailableError, RoutingError
-from .fabric import Fabric
-from .units import NS, as_bytes, as_time
+from ._core.routing import ecmp_hash
+from .backend import BASE_HEADER, Backend, standalone_fct
+from .errors import ConfigError, NotAvailableError, RoutingError
 
 INF = float("inf")
 FLOW_MODELS = ("packet", "maxmin", "cm02", "lv08")
@@ -60,36 +58,31 @@ SURF_PRECISION_PS = 1000    # SimGrid's surf/precision, 1e-9 s: dates that close
 CROSSTRAFFIC = 0.05         # SimGrid: a flow's ACKs use 0.05 x its share on the reverse route
 
 
-class FlowNetwork(_nw._PortsMixin):
+class FlowBackend(Backend):
     """The flow-level backend behind ``Network(..., backend="flow")``."""
 
-    def __init__(self, topology, config, flow_model="packet"):
+    name = "flow"
+
+    def __init__(self, net):
+        super().__init__(net)
+        c = net.config
+        flow_model = c.flow_model
         if flow_model not in FLOW_MODELS:
             raise NotAvailableError("unknown flow model %r (%s)" % (flow_model, ", ".join(FLOW_MODELS)),
                                     value=flow_model)
-        self.config = config
-        self.topology = topology
-        self.fabric = Fabric(topology, config)
+        self.config = c
+        self.fabric = net.fabric
         self.model = flow_model
-        c = config
-        hdr = _nw.BASE_HEADER
-        self.eff = int(c.mtu) / (int(c.mtu) + hdr)
+        self.eff = int(c.mtu) / (int(c.mtu) + BASE_HEADER)
         self.window = float(c.flow_window)
         self._now = 0
         self._seq = 0
-        self._events = []           # (time, seq, kind, arg)
-        self._sport = {}
+        self._events = []           # (time, seq, kind, arg): 0 join, 1 user event, 2 SimGrid start
         self.src, self.dst, self.size, self.start, self.finish, self.sports, self.dports = [], [], [], [], [], [], []
         self.links, self.latency, self.weight, self.bound, self._msg_bytes = [], [], [], [], []
-        self._cb = {}
-        self._dcb = {}              # flow -> on_delivered
-        self._standalone = []
         self._done_order = []
         self._last = 0              # time remaining[] was last advanced to
-        self._conns = {}
-        self._messages = []         # [conn, size, posted, done]
-        self._delivered = []
-        self._wall = 0.0
+        self._conns = {}            # connection -> deque of (message id, bytes), the head moving
         self.n_events = 0
         self.simgrid = flow_model in SIMGRID_MODELS
         if self.simgrid:
@@ -126,17 +119,21 @@ class FlowNetwork(_nw._PortsMixin):
             cnt = int(f.rt_cnt[r])
             if cnt == 0 or len(path) > 64:
                 raise RoutingError("no route from host %d to host %d" % (s, d), value=(s, d))
-            k = 0 if cnt == 1 else _py_ecmp_hash(sip, dip, w2, int(f.seed[node])) % cnt
+            k = 0 if cnt == 1 else ecmp_hash(sip, dip, w2, int(f.seed[node])) % cnt
             port = int(f.rt_ports[int(f.rt_start[r]) + k])
             path.append(port)
             node = int(f.port_node[int(f.port_peer[port])])
             if node == d:
                 return path
 
-    # -- API ------------------------------------------------------------------
+    # -- the backend protocol -----------------------------------------------------
     @property
     def now(self):
         return self._now
+
+    @property
+    def n_flows(self):
+        return len(self.src)
 
     def _push(self, t, kind, arg):
         if kind == 0 and self.simgrid:
@@ -144,14 +141,10 @@ class FlowNetwork(_nw._PortsMixin):
         heapq.heappush(self._events, (t, self._seq, kind, arg))
         self._seq += 1
 
-    def send(self, src, dst, nbytes, at=None, on_done=None, pg=3, dport=100, on_delivered=None, cc=None,
-             _persistent=False):
-        s, d, nbytes, start = _nw.check_send(self, src, dst, nbytes, at, pg, len(self.src), on_done, on_delivered)
+    def add_flow(self, s, d, nbytes, start, sport, dport, pg, persistent, want_done, want_delivered, cc=None):
         if cc is not None:
-            self._not_available("send(cc=...)", "no congestion control, rates come from max-min sharing")
-        sport = self._sport.get((s, d), 10000)
-        self._sport[(s, d)] = sport + 1
-        path = self._route(s, d, sport, int(dport))
+            self.not_available("send(cc=...)")
+        path = self._route(s, d, sport, dport)
         fid = len(self.src)
         lat = sum(int(self.fabric.port_delay[p]) for p in path)
         self.src.append(s)
@@ -160,10 +153,10 @@ class FlowNetwork(_nw._PortsMixin):
         self.start.append(start)
         self.finish.append(-1)
         self.sports.append(sport)
-        self.dports.append(int(dport))
+        self.dports.append(dport)
         self.links.append(path)
         self.latency.append(lat)
-        self._msg_bytes.append(0.0 if _persistent else float(nbytes))
+        self._msg_bytes.append(0.0 if persistent else float(nbytes))
         self._phase.append(int(round(lat * self.lat_factor)))
         lat_d = 0.0
         for p in path:
@@ -174,7 +167,7 @@ class FlowNetwork(_nw._PortsMixin):
             self.weight.append(1.0 / self._penalty(path, lat))
             self.bound.append(self.gamma / (2e-12 * lat) / 1e12 if self.gamma > 0 and lat > 0 else INF)
             if self.crosstraffic:
-                back = self._route(d, s, int(dport), sport)
+                back = self._route(d, s, dport, sport)
                 links, coefs = path + back, [1.0] * len(path) + [CROSSTRAFFIC] * len(back)
         else:
             self.weight.append(1.0 / max(lat, 1) if self.model == "packet" else 1.0)
@@ -182,21 +175,16 @@ class FlowNetwork(_nw._PortsMixin):
         self.solver.add_flow(links, self.weight[-1], self.bound[-1] if self.bound[-1] < INF else 0.0, coefs)
         if self.simgrid:
             alone = min([self.caps[p] / (coefs[i] if coefs else 1.0) for i, p in enumerate(links)] + [self.bound[-1]])
-            self._standalone.append(self._phase[-1] + int(np.ceil(nbytes / self.bw_factor / alone)))
+            standalone = self._phase[-1] + int(np.ceil(nbytes / self.bw_factor / alone))
         else:
-            self._standalone.append(_nw.standalone_fct(self.fabric, s, d, nbytes, self.config.mtu))
-        if on_done is not None:
-            self._cb[fid] = on_done
-        if on_delivered is not None:
-            self._dcb[fid] = on_delivered
-        if _persistent:
+            standalone = standalone_fct(self.fabric, s, d, nbytes, self.config.mtu)
+        if persistent:
             self._conns[fid] = deque()
+        elif self.simgrid:
+            self._push(start, 2, fid)                   # starts (SimGrid: an actor wakes), then its phase
         else:
-            if self.simgrid:
-                self._push(start, 2, fid)                   # starts (SimGrid: an actor wakes), then its phase
-            else:
-                self._push(start + self._phase[fid], 0, fid)     # joins after its latency phase
-        return fid
+            self._push(start + self._phase[fid], 0, fid)     # joins after its latency phase
+        return fid, standalone
 
     def _penalty(self, path, lat):
         """SimGrid's sharing penalty in seconds (rate proportional to its inverse):
@@ -211,50 +199,18 @@ class FlowNetwork(_nw._PortsMixin):
                 pen += self.weight_s / (float(self.fabric.port_rate[p]) / 8)
         return pen
 
-    def connect(self, src, dst, at=None, pg=3, dport=100, cc=None):
-        return self.send(src, dst, 1, at=at, pg=pg, dport=dport, cc=cc, _persistent=True)
-
-    def post(self, conn, nbytes, on_done=None, on_delivered=None):
-        if isinstance(conn, bool) or not isinstance(conn, (int, np.integer)) or int(conn) not in self._conns:
-            raise ApiError("post: conn is not a connection (Network.connect returns one)", argument="conn",
-                           value=conn)
-        conn = int(conn)
-        nbytes = as_bytes(nbytes, "nbytes", "post")
-        _nw._callback(on_done, "on_done", "post")
-        _nw._callback(on_delivered, "on_delivered", "post")
-        mid = len(self._messages)
-        self._messages.append([conn, int(nbytes), self._now, -1])
-        self._delivered.append(-1)
+    def post(self, conn, mid, nbytes):
         q = self._conns[conn]
-        q.append((mid, on_done, on_delivered))
+        q.append((mid, nbytes))
         if len(q) == 1:
             self._start_message(conn)
-        return mid
 
     def _start_message(self, conn):
-        mid = self._conns[conn][0][0]
-        self._msg_bytes[conn] = float(self._messages[mid][1])
+        self._msg_bytes[conn] = float(self._conns[conn][0][1])
         self._push(self._now + self._phase[conn], 0, conn)
 
-    def message(self, mid):
-        mid = _nw.check_flow(self, mid, len(self._messages), "message", "mid")
-        conn, size, posted, done = self._messages[mid]
-        return _nw.MessageResult(mid, conn, self.src[conn], self.dst[conn], size, posted, self._delivered[mid],
-                                 done, done - posted if done >= 0 else -1)
-
-    @property
-    def messages(self):
-        return _nw.message_table(self._messages, self._delivered, self.src.__getitem__, self.dst.__getitem__)
-
-    def schedule(self, delay, callback):
-        d = as_time(delay, "delay", "schedule")
-        if not callable(callback):
-            raise ApiError("schedule: callback must be callable", argument="callback", value=callback)
-        self._push(self._now + d, 1, callback)
-
-    def fresh(self, **overrides):
-        """A new, empty flow-level network on the same topology and configuration."""
-        return _nw.Network(self.topology, self.config, backend="flow", **overrides)
+    def schedule(self, t, uid):
+        self._push(t, 1, uid)
 
     # -- the loop -------------------------------------------------------------
     def _advance(self, t):
@@ -299,23 +255,14 @@ class FlowNetwork(_nw._PortsMixin):
         return int(np.ceil(tc)) if tc <= te else int(te)
 
     def step(self):
-        """Process one event (with a SimGrid model: one round of its engine);
-        returns the new time, or None when nothing was left."""
-        if self.peek() is None:
-            return None
-        t0 = time.perf_counter()
+        """Process one event (with a SimGrid model: one round of its engine)."""
         self._loop(INF, 1)
-        self._wall += time.perf_counter() - t0
-        return self._now
 
-    def run(self, until=None, progress=False):
-        until = as_time(until, "until", "run", allow_none=True)
+    def run(self, until, progress):
         limit = INF if until is None else until
-        t0 = time.perf_counter()
         self._loop(limit, -1)
         if until is not None and self._now < limit:
             self._advance(limit)
-        self._wall += time.perf_counter() - t0
 
     def _loop(self, limit, budget):
         while budget != 0:
@@ -336,7 +283,7 @@ class FlowNetwork(_nw._PortsMixin):
                 if kind == 0:
                     self._join(arg)
                 else:
-                    arg()
+                    self.net._user_event(arg)
 
     def _simgrid_round(self, tc, te):
         """One round of SimGrid's engine: now is the earliest date; every
@@ -374,7 +321,7 @@ class FlowNetwork(_nw._PortsMixin):
                 else:
                     self._join(arg)
             else:
-                arg()
+                self.net._user_event(arg)
 
     def _date_d(self, ev):
         """SimGrid's double date of a queued event: a start at its date as given to SimGrid, a latency
@@ -390,99 +337,62 @@ class FlowNetwork(_nw._PortsMixin):
         self._leave(f)
         if f in self._conns:
             q = self._conns[f]
-            mid, cb, dcb = q.popleft()
-            self._messages[mid][3] = self._delivered[mid] = self._now
+            mid = q.popleft()[0]
             if q:
                 self._start_message(f)
-            if dcb is not None:
-                dcb(self.message(mid))
-            if cb is not None:
-                cb(self.message(mid))
+            self.net._message_end(mid, True, True)
             return
         self.finish[f] = self._now
         self._done_order.append(f)
-        dcb = self._dcb.pop(f, None)
-        if dcb is not None:
-            dcb(self.flow(f))
-        cb = self._cb.pop(f, None)
-        if cb is not None:
-            cb(self.flow(f))
+        self.net._flow_delivered(f)
+        self.net._flow_done(f)
 
     # -- results --------------------------------------------------------------
-    def flow(self, fid):
-        fid = _nw.check_flow(self, fid, len(self.src), "flow")
-        fin = self.finish[fid]
-        return _nw.FlowResult(fid, self.src[fid], self.dst[fid], self.sports[fid], self.dports[fid],
-                              self.size[fid], self.start[fid], fin, fin - self.start[fid] if fin >= 0 else -1,
-                              self._standalone[fid], fin)
-
-    @property
-    def results(self):
+    def flow_table(self):
         n = len(self.src)
-        out = np.zeros(n, dtype=_nw.RESULT_DTYPE)
-        out["id"] = np.arange(n)
-        out["src"], out["dst"] = self.src, self.dst
-        out["sport"], out["dport"] = self.sports, self.dports
-        out["size"], out["start"] = self.size, self.start
-        fin = np.array(self.finish, dtype=np.int64)
-        out["finish"] = fin
-        out["fct"] = np.where(fin >= 0, fin - out["start"], -1)
-        out["standalone_fct"] = self._standalone
-        out["delivered"] = fin          # no ACKs in a fluid model: the last byte arrives as the flow ends
-        return out
+        tab = np.empty((n, 8), dtype=np.int64)
+        for k, col in enumerate((self.src, self.dst, self.size, self.start, self.finish, self.sports, self.dports,
+                                 self.finish)):       # no ACKs in a fluid model: the last byte arrives as it ends
+            tab[:, k] = col
+        return tab
 
-    def delivered(self):
-        res = self.results
-        done = np.where(res["fct"] >= 0, res["size"], 0)
-        return done, done.copy(), np.zeros(len(res), dtype=np.int64)
+    def flow_row(self, fid):
+        fin = self.finish[fid]
+        return (self.src[fid], self.dst[fid], self.size[fid], self.start[fid], fin, self.sports[fid],
+                self.dports[fid], fin)
+
+    def delivered_bytes(self):
+        fin = np.array(self.finish, dtype=np.int64)
+        done = np.where(fin >= 0, np.array(self.size, dtype=np.int64), 0)
+        return done, done.copy(), np.zeros(len(fin), dtype=np.int64)
 
     def completion_order(self):
         return np.array(self._done_order, dtype=np.int32)
 
-    @property
     def stats(self):
         """Flow-level events (flow and message starts and completions, timed
-        callbacks), rate solves, flows, wall-clock.  No packet counters: the
+        callbacks), rate solves, flows completed.  No packet counters: the
         fluid model has no packets, drops, PFC or ECN, and skips nothing."""
         return {"backend": "flow", "flow_model": self.model, "events": self.n_events, "rate_solves": self.n_resolves,
-                "flows": len(self.src), "flows_completed": len(self._done_order), "wall_seconds": self._wall,
-                "events_per_second": self.n_events / self._wall if self._wall > 0 else 0.0,
-                "sim_time_ps": self._now}
+                "flows_completed": len(self._done_order)}
 
-    def flow_path(self, fid, reverse=False):
+    def flow_path(self, fid, reverse):
         """Egress ports of a flow's data path, or with ``reverse`` of the path its
         ACKs take in the packet kernel (the same ECMP choice: destination to source,
         ports swapped); the fluid model itself sends no ACKs."""
-        fid = _nw.check_flow(self, fid, len(self.src), "flow_path")
         if not reverse:
             return list(self.links[fid])
         return self._route(self.dst[fid], self.src[fid], self.dports[fid], self.sports[fid])
 
-    def _not_available(self, what, why):
+    LACKS = {"samples()": "no packets, so no per-ACK rate or queue samples",
+             "cc_state()": "no congestion control, rates come from max-min sharing",
+             "send(cc=...)": "no congestion control, rates come from max-min sharing",
+             "port_state()": "no queues, pauses or per-port packet state",
+             "pfc_records()": "no PFC",
+             "partitions()": "no accelerator",
+             "accelerator": "no accelerator",
+             "memory()": "no packet kernel, so no packet pool or per-packet memory"}
+
+    def not_available(self, what):
         raise NotAvailableError("%s is not available on the flow backend (%s fluid model: %s); use the packet "
-                                "backend" % (what, self.model, why), value=what)
-
-    def samples(self):
-        self._not_available("samples()", "no packets, so no per-ACK rate or queue samples")
-
-    def cc_state(self, fid):
-        self._not_available("cc_state()", "no congestion control, rates come from max-min sharing")
-
-    def port_state(self, port):
-        self._not_available("port_state()", "no queues, pauses or per-port packet state")
-
-    def pfc_records(self):
-        self._not_available("pfc_records()", "no PFC")
-
-    def pfc_lines(self):
-        self._not_available("pfc_lines()", "no PFC")
-
-    def partitions(self):
-        self._not_available("partitions()", "no accelerator")
-
-    def fct_lines(self):
-        ips = self.fabric.node_ip
-        return ["%08x %08x %d %d %d %d %d %d\n" % (ips[self.src[f]], ips[self.dst[f]], self.sports[f], self.dports[f],
-                                                 self.size[f], self.start[f] // NS,
-                                                 (self.finish[f] - self.start[f]) // NS, self._standalone[f] // NS)
-                for f in self._done_order]
+                                "backend" % (what, self.model, self.LACKS[what]), value=what)

@@ -145,17 +145,14 @@ class Timeline:
 
     def poll_skips(self, net):
         """Note the partitions being fast-forwarded now.  The Network API has no
-        record of past skips; this reads the kernel's current ones (private:
-        ``net._kernel.skipping()``, each with its start and planned end), so call
+        record of past skips; this reads the current ones (``net.skipping()``,
+        each with its start and planned end; none on the flow backend), so call
         it between slices of a run or at callbacks.  A skip gone by the next poll
         ended at its planned end or at that poll, whichever is earlier (a
         skip-back in between is not seen)."""
-        k = getattr(net, "_kernel", None)
-        if k is None or not hasattr(k, "skipping"):
-            return
         now = net.now
         seen = {}
-        for flows, t0, t1 in k.skipping():
+        for flows, t0, t1 in net.skipping():
             seen[(tuple(flows), int(t0))] = int(t1)
         active = getattr(self, "_active", {})
         for key, t1 in active.items():

@@ -46,6 +46,8 @@ class Topology:
         self._pairs = set()
         self._by_name = {}
         self.gpus_per_server = None     # set by GPU-fabric builders; workloads may assume 8
+        self.link_domain = {}           # link index -> name of a separate transport domain ("nvlink"); absent: the fabric
+        self.nvlink = None              # the NVSwitch domain (wormhole.nvswitch.NvlinkDomain) when servers have one
 
     # -- construction -------------------------------------------------------
     def _add(self, switch, name):

@@ -758,7 +758,21 @@ cdef void memo_follow(Sim* s, int32_t P) noexcept nogil:
 cdef int32_t _take_events(Sim* s, int32_t P, Skip* sk) noexcept nogil:
     """Move the partition's events from the heap to the skip; -1 if memory ran out."""
     cdef int64_t k, j = 0
+    cdef int32_t* ports
+    cdef int32_t n, i
     sk.n_ev = 0
+    for k in range(s.n_ports):              # its ports' transmission ends and wake-ups, all in the heap
+        if s.acc.port_part[k] != P:
+            continue
+        wake_settle(s, &s.ports[k])
+        if s.ports[k].wake_lazy:
+            wake_schedule(s, <int32_t>k)
+        if port_busy(s, <int32_t>k) and s.ports[k].tx_lazy:
+            tx_schedule(s, <int32_t>k)
+    for k in range(s.acc.part_nf[P]):       # the partition's packets in flight, all in the heap
+        _flow_ports(s, s.acc.part_flows[P][k], &ports, &n)
+        for i in range(n):
+            wire_flush(s, ports[i])
     for k in range(s.heap_n):
         if _owned(s, &s.heap[k], P):
             if sk.n_ev == sk.cap_ev:
@@ -1055,6 +1069,7 @@ cdef void skip_end(Sim* s, int32_t slot, bint planned) noexcept nogil:
     cdef int32_t P = sk.part, i, j, fi, n, q, pk
     cdef int32_t* ports
     cdef int64_t dt = s.now - sk.t0, B, npk, L = a.l, k
+    cdef double per
     cdef Flow* f
     cdef FlowWin* w
     cdef Port* pt
@@ -1093,16 +1108,19 @@ cdef void skip_end(Sim* s, int32_t slot, bint planned) noexcept nogil:
             if w.idle_since >= 0:
                 w.idle_since += dt
         npk = B // s.p.mtu
+        per = s.ports[s.paths[f.path_off]].wake_per_pkt
         for j in range(f.path_len):
             s.ports[s.paths[f.path_off + j]].tx_bytes += npk * (s.p.mtu + s.p.hdr_bytes)
             s.ports[s.paths[f.path_off + j]].tx_packets += npk
+            per += 1.0 + s.ports[s.paths[f.path_off + j]].txd_per_pkt
         for j in range(f.rpath_len):
             s.ports[s.paths[f.rpath_off + j]].tx_bytes += npk * s.p.ack_bytes
             s.ports[s.paths[f.rpath_off + j]].tx_packets += npk
-        # each packet: a transmission and an arrival per hop of data and ACK, and
-        # the NIC wake-ups that pacing cost per packet before the skip
-        npk = npk * 2 * (f.path_len + f.rpath_len) + <int64_t>(
-            <double>npk * s.ports[s.paths[f.path_off]].wake_per_pkt + 0.5)
+            per += 1.0 + s.ports[s.paths[f.rpath_off + j]].txd_per_pkt
+        # each packet: an arrival per hop of data and ACK, the transmission ends that
+        # were events there (txd_per_pkt), and the NIC wake-ups that pacing cost per
+        # packet before the skip
+        npk = <int64_t>(<double>npk * per + 0.5)
         a.events_skipped += npk
         a.skipped_by[3 if sk.mirror else (1 if sk.memo else (2 if sk.follow else 0))] += npk
         a.bytes_skipped += B
@@ -1154,7 +1172,7 @@ cdef void skip_end(Sim* s, int32_t slot, bint planned) noexcept nogil:
     a.part_skip[P] = -1
     # ports that received something while frozen may need a kick
     for i in range(s.n_ports):
-        if a.port_part[i] == P and not s.ports[i].busy:
+        if a.port_part[i] == P and not port_busy(s, i):
             if s.is_switch[s.ports[i].node]:
                 switch_try_send(s, i)
             else:

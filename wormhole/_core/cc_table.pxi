@@ -52,6 +52,7 @@ cdef void _cc_row(int kind, const char* name, int int_mode, int int_bytes, size_
     o.state_size = state_size
     o.vec_ints = <uint8_t>vec_ints
     o.fixed_timers = 0
+    o.timer_rate = 0
     o.init = _cc_nop
     o.on_ack = _cc_nop_ack
     o.on_timer = _cc_nop_timer
@@ -353,6 +354,7 @@ cdef void _cc_table_fill() noexcept:
     _cc_row(CC_DCQCN, "dcqcn", INT_NONE, 0, sizeof(DcqcnState), 0b1011)
     o = &CC_TABLE[<int>CC_DCQCN]
     o.fixed_timers = 1 << TM_INCREASE       # see increase_in_skip (accel.pxi)
+    o.timer_rate = 1                        # decrease and increase timers
     o.init = _dcqcn_init
     o.on_ack = _dcqcn_ack
     o.on_timer = _dcqcn_timer_fire

@@ -10,6 +10,7 @@ from libc.stdint cimport int64_t, uint64_t, int32_t, uint32_t, int16_t, uint8_t
 cdef extern from "wh_time.h":
     int64_t wh_ns3_seconds_to_ns(double v) nogil
     int64_t wh_tx_time_ps(int64_t nbytes, int64_t bps, int64_t quantum_ps) nogil
+    int64_t wh_muldiv(int64_t a, int64_t b, int64_t c) nogil
     uint32_t wh_ecmp_hash3(uint32_t w0, uint32_t w1, uint32_t w2, uint32_t seed) nogil
     uint64_t wh_rng_next(uint64_t* state) nogil
     double wh_rng_uniform(uint64_t* state) nogil
@@ -109,16 +110,21 @@ ctypedef struct Packet:
     uint8_t pfc_pause   # PFC frame: 1 = pause, 0 = resume
     uint8_t nhop        # INT hop records written so far
     uint8_t _pad
+    int64_t arr_t       # on a wire behind another packet of its port: arrival time at the peer, ps
+    uint64_t arr_seq    # and the sequence number its arrival event was given when it was sent
 
 ctypedef struct Port:
     int32_t node        # node that owns this port
     int32_t peer        # the port at the other end of the link
     int32_t ifindex     # device index on its node (ns-3 numbering, from 1)
-    int32_t link        # link index in the topology
     int64_t rate_bps    # line rate
     int64_t delay_ps    # propagation delay to the peer
     double error_rate   # probability that an arriving packet is corrupted
-    uint8_t busy        # 1 while a packet is being serialised
+    uint8_t busy        # 1 while a packet is being serialised (see port_busy in kernel.pyx)
+    uint8_t tx_lazy     # busy: its transmission-done is not in the heap (it would find nothing to send)
+    uint8_t tx_ctrl     # busy: the packet being serialised is a control packet (ACK, NACK, PFC)
+    int64_t tx_end      # busy: end of the serialisation, ps
+    uint64_t tx_seq     # busy: sequence number of its transmission-done event, scheduled or not
     uint8_t paused[8]   # queues paused by PFC frames received on this port
     int32_t qhead[8]    # FIFO heads per queue (hosts: queue 0 is the ACK queue)
     int32_t qtail[8]    # FIFO tails per queue
@@ -129,9 +135,17 @@ ctypedef struct Port:
     int64_t tx_packets  # cumulative packets transmitted
     int64_t wake_t      # host: time of the pending NIC wake-up, -1 if none
     int64_t wake_token  # host: token of the pending wake-up (stale events ignored)
+    uint64_t wake_seq   # host: sequence number of the pending wake-up, scheduled or not
+    uint8_t wake_lazy   # host: the pending wake-up is not in the heap (it would find nothing to send)
     int32_t wakes_pending  # host: wake-ups since the NIC last sent a data packet
     double wake_per_pkt    # host: recent wake-ups per data packet (mean over ~1024 packets);
                            # a fast-forward counts the wake-ups its skipped packets would have cost
+    double txd_per_pkt     # recent transmission-done events per packet sent (mean over ~1024 packets,
+                           # from 1): the rest ended unscheduled; a fast-forward counts them likewise
+    int32_t wire_head   # packets on the link whose arrival is not in the heap yet, in arrival order
+    int32_t wire_tail   # (linked by Packet.next): each enters the heap when the one ahead arrives
+    int32_t wire_heap   # this port's arrivals in the heap (at most one unless a fast-forward flushed
+                        # the wire)
     int32_t* qps        # host: queue pairs attached to this NIC, in arrival order
     int32_t nqps        # host: number of entries in qps
     int32_t cap_qps     # host: capacity of qps
@@ -452,8 +466,9 @@ ctypedef struct Sim:
     Event* heap         # binary heap ordered by (t, seq)
     int64_t heap_n      # events in the heap
     int64_t heap_cap    # capacity
+    uint64_t cur_seq    # sequence number of the event being processed (or last processed)
+    int64_t wire_n      # packets on wires whose arrival is not in the heap (see Port.wire_head)
     # fabric
-    int32_t n_nodes     # nodes (hosts and switches)
     int32_t n_ports     # directed ports (two per link)
     int32_t n_hosts     # hosts
     uint8_t* is_switch  # per node
@@ -464,7 +479,7 @@ ctypedef struct Sim:
     Port* ports         # per port
     MmuPort* mmu        # per port (used on switch ports)
     SwitchState* sw     # per switch
-    int32_t* rt_start   # [sw_idx * n_hosts + host_idx] -> first next hop in rt_ports
+    int32_t* rt_start   # [node * n_hosts + host_idx] -> first next hop in rt_ports
     int32_t* rt_cnt     # number of next hops
     int32_t* rt_ports   # egress ports
     int32_t* host_nic   # host index -> first NIC port
@@ -512,7 +527,11 @@ ctypedef struct Sim:
     int64_t stale_events   # cancelled wake-ups popped and ignored
     int64_t pops[10]    # heap pops by event kind (processed, stale, chained flow-start phases, virtual-time notes)
     int64_t stale_by[10]   # stale pops by event kind (a superseded token: the event was re-armed or cancelled)
-    int64_t tx_ctrl     # transmissions (start_tx, hence EV_TX_DONE) of control packets (ACK, NACK, PFC)
+    int64_t tx_ctrl     # EV_TX_DONE events (scheduled transmission ends) of control packets (ACK, NACK, PFC)
+    int64_t tx_unsched  # transmission ends never scheduled: found nothing to send, no event (see start_tx)
+    int64_t wake_unsched   # NIC wake-ups never scheduled (see nic_arm): passed with nothing to send (no event)
+                           # or superseded by an earlier one (no stale pop)
+    uint8_t eager_tx    # 1: every transmission end is scheduled (Network.step counts heap pops)
     int64_t arrive_ctrl # EV_ARRIVE events of control packets (ACK, NACK, PFC)
     int64_t txdone_idle # EV_TX_DONE events after which the port stays idle (nothing to send next)
     int64_t wake_idle   # EV_NIC_WAKE events (not stale) that sent no packet
@@ -541,6 +560,7 @@ ctypedef struct CcOps:
     uint8_t vec_ints    # bit k: value k of its state vector (get_vec) is an integer
     uint8_t fixed_timers  # bit t: its timer t keeps its absolute time across a fast-forward (the
                           # others are held and shifted with the partition's events)
+    uint8_t timer_rate  # 1: its timers change the rate (so a var_win window) without an ACK
     # the flow was added (rate = max_rate, window, base RTT and path set; state zeroed)
     void (*init)(Sim* s, int32_t fi) noexcept nogil
     # an ACK or NACK of the flow (packet pk: echoed ECN, INT records, timestamp) after

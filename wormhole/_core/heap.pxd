@@ -5,7 +5,7 @@ Inline functions over ``Sim.heap``; the sequence number makes ties fire in the
 order they were scheduled, which keeps runs deterministic.
 """
 from libc.stdlib cimport realloc
-from libc.stdint cimport int64_t, int32_t
+from libc.stdint cimport int64_t, int32_t, uint64_t
 from wormhole._core.defs cimport Sim, Event
 
 
@@ -13,8 +13,10 @@ cdef inline bint _before(Event* x, Event* y) noexcept nogil:
     return x.t < y.t or (x.t == y.t and x.seq < y.seq)
 
 
-cdef inline int heap_push(Sim* s, int64_t t, int32_t kind, int32_t a, int64_t b) noexcept nogil:
-    """Schedule an event; returns -1 if memory ran out."""
+cdef inline int heap_push_seq(Sim* s, int64_t t, uint64_t seq, int32_t kind, int32_t a, int64_t b) noexcept nogil:
+    """Schedule an event under a sequence number taken earlier (``seq`` < s.seq): it
+    fires exactly where an event pushed when that number was taken would have.
+    Returns -1 if memory ran out."""
     cdef Event* h
     cdef int64_t i, parent
     cdef Event e
@@ -25,11 +27,10 @@ cdef inline int heap_push(Sim* s, int64_t t, int32_t kind, int32_t a, int64_t b)
         s.heap = h
         s.heap_cap = s.heap_cap * 2 + 64
     e.t = t
-    e.seq = s.seq
+    e.seq = seq
     e.kind = kind
     e.a = a
     e.b = b
-    s.seq += 1
     h = s.heap
     i = s.heap_n
     s.heap_n += 1
@@ -42,6 +43,12 @@ cdef inline int heap_push(Sim* s, int64_t t, int32_t kind, int32_t a, int64_t b)
             break
     h[i] = e
     return 0
+
+
+cdef inline int heap_push(Sim* s, int64_t t, int32_t kind, int32_t a, int64_t b) noexcept nogil:
+    """Schedule an event under the next sequence number; returns -1 if memory ran out."""
+    s.seq += 1
+    return heap_push_seq(s, t, s.seq - 1, kind, a, b)
 
 
 cdef inline Event heap_pop(Sim* s) noexcept nogil:

@@ -5,9 +5,12 @@ Everything below ``Kernel`` runs in C over the arrays of one ``Sim`` struct
 (see ``defs.pxd``).  Python is entered only between batches: when a user event
 is due, when flows with callbacks completed, or when ``until`` is reached.
 
-Per packet and hop the kernel processes two events, as the reference does:
-the end of serialisation at the sending port (which starts the next packet)
-and the arrival at the peer port after the propagation delay.
+Per packet and hop the reference processes two events: the end of
+serialisation at the sending port (which starts the next packet) and the
+arrival at the peer port after the propagation delay.  The kernel processes
+the arrival and, only where the port may have something to send then, the
+end of serialisation (see start_tx); both keep the sequence numbers the
+reference's order gives them.
 """
 from libc.stdlib cimport calloc, malloc, realloc, free
 from libc.string cimport memset, memcpy
@@ -16,7 +19,7 @@ cimport numpy as cnp
 import numpy as np
 
 from wormhole._core.defs cimport *
-from wormhole._core.heap cimport heap_push, heap_pop
+from wormhole._core.heap cimport heap_push, heap_push_seq, heap_pop
 from wormhole._core.mmu cimport (mmu_threshold, mmu_admit, mmu_add, mmu_remove, mmu_should_pause,
                                  mmu_should_resume, mmu_should_mark)
 from wormhole._core.cc cimport (dcqcn_init, dcqcn_cnp, dcqcn_alpha_update, dcqcn_decrease, dcqcn_increase,
@@ -115,19 +118,148 @@ cdef inline int32_t fifo_pop(Sim* s, Port* pt, int q) noexcept nogil:
 
 # ---------------------------------------------------------------- transmission
 
+# Transmission ends that would find nothing to send are not scheduled.  The
+# reference (and a full heap) has an event at the end of every serialisation:
+# it clears the port's busy flag and asks the port for its next packet.  When
+# the port has nothing else at start_tx (a switch port's queues are empty; a
+# NIC's ACK queue is empty and each of its queue pairs has sent all its bytes
+# and waits for ACKs), the end is only recorded: its time tx_end and the
+# sequence number tx_seq its event would have had (taken from the counter, so
+# every other event keeps its number).  Whether it has passed is decided by the
+# order of events, (tx_end, tx_seq) against the event being processed (now,
+# cur_seq), so a packet arriving at the same picosecond is sent at once if its
+# event comes after the end's and queued if before, exactly as the two events
+# would be ordered in the heap.  Anything that can give the port something to
+# send is followed by a call of switch_try_send / nic_try_send on it (a packet
+# queued, a PFC resume, an ACK, NACK or timeout, a post, a flow start); that
+# call, on a port still busy, schedules the end under tx_seq (tx_schedule), so
+# the event fires where it would have and asks for the packet.  An end that
+# passes unscheduled therefore had nothing to send: its only effect, the busy
+# flag, is read through port_busy.  A NIC queue pair that can still send, or
+# one that finished (compacted at the end's nic_pick), or a pacing wake-up the
+# end would arm, keeps the event scheduled.
+
+cdef inline bint tx_passed(Sim* s, Port* pt) noexcept nogil:
+    """The port's unscheduled transmission end lies before the event being processed."""
+    return pt.tx_end < s.now or (pt.tx_end == s.now and pt.tx_seq < s.cur_seq)
+
+
+cdef inline bint port_busy(Sim* s, int32_t port) noexcept nogil:
+    """The port is serialising a packet (an unscheduled end that passed clears it)."""
+    cdef Port* pt = &s.ports[port]
+    if pt.busy and pt.tx_lazy and tx_passed(s, pt):
+        pt.busy = 0                     # (tx_lazy stays: the end passed unscheduled)
+    return pt.busy
+
+
+cdef inline void tx_schedule(Sim* s, int32_t port) noexcept nogil:
+    """The busy port may have something to send when its serialisation ends:
+    schedule that end under the sequence number it was given."""
+    cdef Port* pt = &s.ports[port]
+    pt.tx_lazy = 0
+    s.tx_unsched -= 1
+    if pt.tx_ctrl:
+        s.tx_ctrl += 1
+    if heap_push_seq(s, pt.tx_end, pt.tx_seq, EV_TX_DONE, port, 0) != 0:
+        s.fail = 1
+
+
+cdef inline bint nic_done_after(Sim* s, Port* pt) noexcept nogil:
+    """The NIC can send nothing until an ACK, NACK, timeout, post or flow start (each
+    followed by nic_try_send): no ACK queued, and each queue pair has sent every byte
+    posted and has some unacknowledged."""
+    cdef int32_t k
+    cdef Flow* f
+    if pt.qhead[0] != NO_PKT:
+        return False
+    for k in range(pt.nqps):
+        f = &s.flows[pt.qps[k]]
+        if f.snd_nxt < f.size or f.snd_una >= f.size:
+            return False
+    return True
+
+
 cdef inline void start_tx(Sim* s, int32_t port, int32_t pk) noexcept nogil:
     """Serialise a packet: the port is busy for its tx time; the peer sees it
     after tx time plus propagation delay."""
     cdef Port* pt = &s.ports[port]
     cdef int64_t tx = wh_tx_time_ps(s.pkts[pk].size, pt.rate_bps, s.p.quantum)
+    if pt.tx_packets > 0:               # the last transmission's end: scheduled (an event) or not
+        pt.txd_per_pkt += ((0.0 if pt.tx_lazy else 1.0) - pt.txd_per_pkt) * (1.0 / 1024)
     pt.busy = 1
     pt.tx_packets += 1
-    if s.pkts[pk].kind != PK_DATA:
-        s.tx_ctrl += 1
-    if heap_push(s, s.now + tx, EV_TX_DONE, port, 0) != 0:
-        s.fail = 1
-    if heap_push(s, s.now + tx + pt.delay_ps, EV_ARRIVE, pt.peer, pk) != 0:
-        s.fail = 1
+    pt.tx_ctrl = s.pkts[pk].kind != PK_DATA
+    pt.tx_end = s.now + tx
+    pt.tx_seq = s.seq
+    if not s.eager_tx and (pt.qbytes_total == 0 if s.is_switch[pt.node] else nic_done_after(s, pt)):
+        pt.tx_lazy = 1
+        s.seq += 1
+        s.tx_unsched += 1
+    else:
+        pt.tx_lazy = 0
+        if pt.tx_ctrl:
+            s.tx_ctrl += 1
+        if heap_push(s, pt.tx_end, EV_TX_DONE, port, 0) != 0:
+            s.fail = 1
+    if pt.wire_heap == 0:
+        if heap_push(s, s.now + tx + pt.delay_ps, EV_ARRIVE, pt.peer, pk) != 0:
+            s.fail = 1
+        pt.wire_heap = 1
+    else:
+        wire_append(s, pt, pk, s.now + tx + pt.delay_ps)
+
+
+# A link delivers in the order it sends (an arrival is the send time plus the tx time
+# plus a fixed delay, and a port sends one packet at a time), so the heap holds one
+# arrival per port: the packets behind it wait on the port's wire with the arrival time
+# and the sequence number their event would have had, and each enters the heap under
+# that number when the one ahead arrives.  The heap then orders every arrival exactly
+# as if all were pushed when sent, with a pending set of about one event per busy link
+# instead of one per packet in flight.
+
+cdef inline void wire_append(Sim* s, Port* pt, int32_t pk, int64_t t) noexcept nogil:
+    cdef Packet* pkt = &s.pkts[pk]
+    pkt.arr_t = t
+    pkt.arr_seq = s.seq
+    s.seq += 1
+    pkt.next = NO_PKT
+    if pt.wire_tail == NO_PKT:
+        pt.wire_head = pk
+    else:
+        s.pkts[pt.wire_tail].next = pk
+    pt.wire_tail = pk
+    s.wire_n += 1
+
+
+cdef inline void wire_next(Sim* s, int32_t port) noexcept nogil:
+    """One of the port's arrivals left the heap: the next packet on its wire enters it."""
+    cdef Port* pt = &s.ports[port]
+    cdef int32_t pk
+    pt.wire_heap -= 1
+    if pt.wire_heap == 0 and pt.wire_head != NO_PKT:
+        pk = pt.wire_head
+        pt.wire_head = s.pkts[pk].next
+        if pt.wire_head == NO_PKT:
+            pt.wire_tail = NO_PKT
+        s.wire_n -= 1
+        if heap_push_seq(s, s.pkts[pk].arr_t, s.pkts[pk].arr_seq, EV_ARRIVE, pt.peer, pk) != 0:
+            s.fail = 1
+        pt.wire_heap = 1
+
+
+cdef void wire_flush(Sim* s, int32_t port) noexcept nogil:
+    """Every packet on the port's wire enters the heap (for a fast-forward that takes
+    a partition's events out of it)."""
+    cdef Port* pt = &s.ports[port]
+    cdef int32_t pk
+    while pt.wire_head != NO_PKT:
+        pk = pt.wire_head
+        pt.wire_head = s.pkts[pk].next
+        s.wire_n -= 1
+        if heap_push_seq(s, s.pkts[pk].arr_t, s.pkts[pk].arr_seq, EV_ARRIVE, pt.peer, pk) != 0:
+            s.fail = 1
+        pt.wire_heap += 1
+    pt.wire_tail = NO_PKT
 
 
 cdef inline int64_t flow_window(Flow* f) noexcept nogil:
@@ -135,7 +267,7 @@ cdef inline int64_t flow_window(Flow* f) noexcept nogil:
     if f.win == 0:
         return 0
     if f.var_win:
-        w = f.win * f.rate // f.max_rate
+        w = wh_muldiv(f.win, f.rate, f.max_rate)
         return w if w > 0 else 1
     return f.win
 
@@ -175,6 +307,84 @@ cdef int32_t nic_pick(Sim* s, Port* pt) noexcept nogil:
     return res
 
 
+# NIC wake-ups that would find nothing to do are not scheduled either (as the
+# transmission ends above).  A wake-up is armed for the earliest pacing time of
+# the NIC's queue pairs that have data; when each of those is window-bound or
+# paused, the wake-up finds them so unless an ACK, NACK, timeout, post, flow
+# start or PFC resume comes first, and each of those ends in nic_try_send.  Nor
+# does it arm a later one as long as some pacing time is not after it.  So such
+# a wake-up gets its time and its sequence number (wake_t, wake_seq) and stays
+# out of the heap; nic_try_send, on each call, schedules it under that number
+# once that no longer holds (wake_check).  One that passes unscheduled clears
+# wake_t where its event would have.  A window that moves without an ACK
+# (DCQCN's rate timers with var_win) keeps every wake-up an event.
+
+cdef inline bint wake_passed(Sim* s, Port* pt) noexcept nogil:
+    return pt.wake_t < s.now or (pt.wake_t == s.now and pt.wake_seq < s.cur_seq)
+
+
+cdef inline void wake_settle(Sim* s, Port* pt) noexcept nogil:
+    """An unscheduled wake-up that passed leaves no wake-up pending."""
+    if pt.wake_lazy and wake_passed(s, pt):
+        pt.wake_lazy = 0
+        pt.wake_t = -1
+
+
+cdef inline void wake_schedule(Sim* s, int32_t port) noexcept nogil:
+    cdef Port* pt = &s.ports[port]
+    pt.wake_lazy = 0
+    s.wake_unsched -= 1
+    if heap_push_seq(s, pt.wake_t, pt.wake_seq, EV_NIC_WAKE, port, pt.wake_token) != 0:
+        s.fail = 1
+
+
+cdef inline bint nic_blocked(Sim* s, Port* pt, int64_t t) noexcept nogil:
+    """A wake-up at ``t`` would find nothing to do: each queue pair with data to send
+    is window-bound or paused (and only an ACK can move its window), and one of them
+    may send by ``t`` (so the wake-up would arm no later one)."""
+    cdef int32_t k
+    cdef Flow* f
+    cdef int64_t w, first = INT64_MAX
+    for k in range(pt.nqps):
+        f = &s.flows[pt.qps[k]]
+        if f.size > f.snd_nxt:
+            if f.var_win and CC_TABLE[f.cc].timer_rate:     # rate (so window) moved by timers
+                return False
+            w = flow_window(f)
+            if not (pt.paused[f.pg] or (w != 0 and f.snd_nxt - f.snd_una >= w)):
+                return False
+            if f.next_avail < first:
+                first = f.next_avail
+    return first <= t
+
+
+cdef inline void wake_check(Sim* s, int32_t port) noexcept nogil:
+    """Settle or schedule the NIC's unscheduled wake-up, before anything else reads it."""
+    cdef Port* pt = &s.ports[port]
+    if pt.wake_lazy:
+        if wake_passed(s, pt):
+            pt.wake_lazy = 0
+            pt.wake_t = -1
+        elif not nic_blocked(s, pt, pt.wake_t):
+            wake_schedule(s, port)
+
+
+cdef inline void nic_arm(Sim* s, int32_t port, int64_t t) noexcept nogil:
+    """Arm the NIC's wake-up at ``t`` (scheduled unless it would find nothing to send)."""
+    cdef Port* pt = &s.ports[port]
+    pt.wake_token += 1
+    pt.wake_t = t
+    if not s.eager_tx and nic_blocked(s, pt, t):
+        pt.wake_seq = s.seq
+        s.seq += 1
+        pt.wake_lazy = 1
+        s.wake_unsched += 1
+        return
+    pt.wake_seq = s.seq
+    if heap_push(s, t, EV_NIC_WAKE, port, pt.wake_token) != 0:
+        s.fail = 1
+
+
 cdef void nic_try_send(Sim* s, int32_t port) noexcept nogil:
     """The host NIC's DequeueAndTransmit: ACK queue first, then one data packet
     of the next eligible QP; if none is eligible only because of pacing, arm a
@@ -184,7 +394,12 @@ cdef void nic_try_send(Sim* s, int32_t port) noexcept nogil:
     cdef Flow* f
     cdef Packet* pkt
     cdef int64_t t, rate
-    if pt.busy or port_frozen(s, port):
+    wake_check(s, port)
+    if port_busy(s, port):
+        if pt.tx_lazy:
+            tx_schedule(s, port)
+        return
+    if port_frozen(s, port):
         return
     if (not pt.paused[s.p.ack_qidx]) and pt.qhead[0] != NO_PKT:
         pk = fifo_pop(s, pt, 0)
@@ -233,10 +448,7 @@ cdef void nic_try_send(Sim* s, int32_t port) noexcept nogil:
         if f.size > f.snd_nxt and f.next_avail < t:
             t = f.next_avail
     if pt.wake_t < 0 and t < INT64_MAX and t > s.now:
-        pt.wake_token += 1
-        pt.wake_t = t
-        if heap_push(s, t, EV_NIC_WAKE, port, pt.wake_token) != 0:
-            s.fail = 1
+        nic_arm(s, port, t)
 
 
 cdef inline void rto_arm(Sim* s, int32_t fi) noexcept nogil:
@@ -306,7 +518,11 @@ cdef void switch_try_send(Sim* s, int32_t port) noexcept nogil:
     cdef Packet* pkt
     cdef SwitchState* sw
     cdef IntHop* rec
-    if pt.busy or pt.qbytes_total == 0 or port_frozen(s, port):
+    if port_busy(s, port):
+        if pt.tx_lazy and pt.qbytes_total > 0:
+            tx_schedule(s, port)
+        return
+    if pt.qbytes_total == 0 or port_frozen(s, port):
         return
     if pt.qhead[0] != NO_PKT:
         q = 0
@@ -385,10 +601,13 @@ cdef void change_rate(Sim* s, int32_t fi, int64_t new_rate) noexcept nogil:
     cdef int64_t t
     f.next_avail += (wh_tx_time_ps(f.last_pkt_size, new_rate, s.p.quantum)
                      - wh_tx_time_ps(f.last_pkt_size, f.rate, s.p.quantum))
+    wake_settle(s, pt)
     if pt.wake_t >= 0 and f.next_avail < pt.wake_t:
         t = f.next_avail if f.next_avail > s.now else s.now
+        pt.wake_lazy = 0                # an unscheduled one is superseded (its event: a stale pop)
         pt.wake_token += 1
         pt.wake_t = t
+        pt.wake_seq = s.seq
         if heap_push(s, t, EV_NIC_WAKE, f.src_port, pt.wake_token) != 0:
             s.fail = 1
     f.rate = new_rate
@@ -619,15 +838,71 @@ cdef void sample(Sim* s) noexcept nogil:
             s.fail = 1
 
 
+cdef void tx_settle(Sim* s, int64_t until) noexcept nogil:
+    """No event is left up to ``until``: put the clock where the last of them would
+    have left it, an unscheduled transmission end included (as a full heap's pop would)."""
+    cdef int32_t i
+    cdef Port* pt
+    cdef int64_t t = s.now
+    cdef uint64_t q = s.cur_seq
+    for i in range(s.n_ports):
+        pt = &s.ports[i]
+        if (pt.busy and pt.tx_lazy and pt.tx_end <= until
+                and (pt.tx_end > t or (pt.tx_end == t and pt.tx_seq > q))):
+            t = pt.tx_end
+            q = pt.tx_seq
+        if (pt.wake_lazy and pt.wake_t <= until
+                and (pt.wake_t > t or (pt.wake_t == t and pt.wake_seq > q))):
+            t = pt.wake_t
+            q = pt.wake_seq
+    s.now = t
+    s.cur_seq = q
+
+
+cdef void tx_schedule_all(Sim* s) noexcept nogil:
+    """Every unscheduled transmission end and wake-up still to come goes into the heap."""
+    cdef int32_t i
+    for i in range(s.n_ports):
+        wake_settle(s, &s.ports[i])
+        if s.ports[i].wake_lazy:
+            wake_schedule(s, i)
+        if not port_busy(s, i):
+            continue
+        if s.ports[i].tx_lazy:
+            tx_schedule(s, i)
+
+
+cdef int64_t tx_pending(Sim* s, int64_t* first) noexcept nogil:
+    """Unscheduled transmission ends and wake-ups still to come, and the earliest
+    (first[0], if earlier)."""
+    cdef int32_t i
+    cdef int64_t n = 0
+    cdef Port* pt
+    for i in range(s.n_ports):
+        pt = &s.ports[i]
+        if pt.busy and pt.tx_lazy and not tx_passed(s, pt):
+            n += 1
+            if first[0] < 0 or pt.tx_end < first[0]:
+                first[0] = pt.tx_end
+        if pt.wake_lazy and not wake_passed(s, pt):
+            n += 1
+            if first[0] < 0 or pt.wake_t < first[0]:
+                first[0] = pt.wake_t
+    return n
+
+
 cdef int run_loop(Sim* s, int64_t until, int32_t* user) noexcept nogil:
     cdef Event e
     while s.heap_n > 0:
-        if s.heap[0].t > until or s.budget == 0:
+        if s.heap[0].t > until:
+            break
+        if s.budget == 0:
             return RUN_IDLE
         if s.budget > 0:
             s.budget -= 1
         e = heap_pop(s)
         s.now = e.t
+        s.cur_seq = e.seq
         s.pops[e.kind] += 1
         if e.kind == EV_TX_DONE:
             s.ports[e.a].busy = 0
@@ -638,6 +913,7 @@ cdef int run_loop(Sim* s, int64_t until, int32_t* user) noexcept nogil:
             if not s.ports[e.a].busy:
                 s.txdone_idle += 1
         elif e.kind == EV_ARRIVE:
+            wire_next(s, s.ports[e.a].peer)
             if s.pkts[e.b].kind != PK_DATA:
                 s.arrive_ctrl += 1
             on_arrive(s, e.a, <int32_t>e.b)
@@ -648,7 +924,7 @@ cdef int run_loop(Sim* s, int64_t until, int32_t* user) noexcept nogil:
                 continue
             s.ports[e.a].wake_t = -1
             s.ports[e.a].wakes_pending += 1
-            if s.ports[e.a].busy:
+            if port_busy(s, e.a):
                 s.wake_idle += 1        # nothing can start: the TX_DONE ahead will try again
                 s.wake_busy += 1
             else:
@@ -702,6 +978,7 @@ cdef int run_loop(Sim* s, int64_t until, int32_t* user) noexcept nogil:
             return RUN_LIMIT
         if s.n_done_cb > 0 or s.n_notes > 0 or s.n_rnotes > 0 or s.acc.n_mnotes > 0:
             return RUN_CALLBACKS
+    tx_settle(s, until)
     return RUN_IDLE
 
 
@@ -734,11 +1011,126 @@ cdef int compute_path(Sim* s, int32_t src, int32_t dst, uint32_t w2, int32_t* ou
             return -1
 
 
+cdef void _load_fabric(Sim* s, fab) except *:
+    """Copy a FabricArrays into the Sim's node, port, switch and routing arrays."""
+    cdef const uint8_t[::1] is_switch = fab.is_switch
+    cdef const int32_t[::1] host_idx = fab.host_idx, sw_idx = fab.sw_idx, host_nic = fab.host_nic
+    cdef const uint32_t[::1] node_ip = fab.node_ip, seed = fab.seed
+    cdef const int32_t[::1] port_node = fab.port_node, port_peer = fab.port_peer, port_ifindex = fab.port_ifindex
+    cdef const int64_t[::1] port_rate = fab.port_rate, port_delay = fab.port_delay
+    cdef const double[::1] port_error = fab.port_error, pmax = fab.port_pmax
+    cdef const int64_t[::1] headroom = fab.port_headroom, kmin = fab.port_kmin, kmax = fab.port_kmax
+    cdef const int32_t[::1] pfc_shift = fab.port_pfc_shift
+    cdef const int64_t[::1] sw_buffer = fab.sw_buffer, sw_hdrm = fab.sw_total_hdrm, sw_rsrv = fab.sw_total_rsrv
+    cdef const int32_t[::1] rt_start = fab.rt_start, rt_cnt = fab.rt_cnt, rt_ports = fab.rt_ports
+    cdef int32_t nn = is_switch.shape[0], npt = port_node.shape[0], nh = host_nic.shape[0]
+    cdef int32_t nsw = sw_buffer.shape[0], q
+    cdef int64_t i, nrt = rt_start.shape[0], nrp = rt_ports.shape[0]
+    s.n_ports = npt
+    s.n_hosts = nh
+    s.is_switch = <uint8_t*>calloc(nn, 1)
+    s.host_idx = <int32_t*>calloc(nn, sizeof(int32_t))
+    s.sw_idx = <int32_t*>calloc(nn, sizeof(int32_t))
+    s.node_ip = <uint32_t*>calloc(nn, sizeof(uint32_t))
+    s.seed = <uint32_t*>calloc(nn, sizeof(uint32_t))
+    s.ports = <Port*>calloc(npt, sizeof(Port))
+    s.mmu = <MmuPort*>calloc(npt, sizeof(MmuPort))
+    s.sw = <SwitchState*>calloc(nsw if nsw > 0 else 1, sizeof(SwitchState))
+    s.host_nic = <int32_t*>calloc(nh if nh > 0 else 1, sizeof(int32_t))
+    s.rt_start = <int32_t*>calloc(nrt if nrt > 0 else 1, sizeof(int32_t))
+    s.rt_cnt = <int32_t*>calloc(nrt if nrt > 0 else 1, sizeof(int32_t))
+    s.rt_ports = <int32_t*>calloc(nrp if nrp > 0 else 1, sizeof(int32_t))
+    s.done = <int32_t*>calloc(64, sizeof(int32_t))
+    if (s.is_switch == NULL or s.host_idx == NULL or s.sw_idx == NULL or s.node_ip == NULL or s.seed == NULL
+            or s.ports == NULL or s.mmu == NULL or s.sw == NULL or s.host_nic == NULL or s.rt_start == NULL
+            or s.rt_cnt == NULL or s.rt_ports == NULL or s.done == NULL):
+        raise MemoryError()
+    for i in range(nn):
+        s.is_switch[i] = is_switch[i]
+        s.host_idx[i] = host_idx[i]
+        s.sw_idx[i] = sw_idx[i]
+        s.node_ip[i] = node_ip[i]
+        s.seed[i] = seed[i]
+    for i in range(nh):
+        s.host_nic[i] = host_nic[i]
+    for i in range(npt):
+        s.ports[i].node = port_node[i]
+        s.ports[i].peer = port_peer[i]
+        s.ports[i].ifindex = port_ifindex[i]
+        s.ports[i].rate_bps = port_rate[i]
+        s.ports[i].delay_ps = port_delay[i]
+        s.ports[i].error_rate = port_error[i]
+        s.ports[i].wake_t = -1
+        s.ports[i].txd_per_pkt = 1.0
+        s.ports[i].wire_head = NO_PKT
+        s.ports[i].wire_tail = NO_PKT
+        for q in range(NQ):
+            s.ports[i].qhead[q] = NO_PKT
+            s.ports[i].qtail[q] = NO_PKT
+        s.mmu[i].headroom = headroom[i]
+        s.mmu[i].pfc_shift = pfc_shift[i]
+        s.mmu[i].kmin = kmin[i]
+        s.mmu[i].kmax = kmax[i]
+        s.mmu[i].pmax = pmax[i]
+    for i in range(nsw):
+        s.sw[i].buffer = sw_buffer[i]
+        s.sw[i].total_hdrm = sw_hdrm[i]
+        s.sw[i].total_rsrv = sw_rsrv[i]
+    for i in range(nrt):
+        s.rt_start[i] = rt_start[i]
+        s.rt_cnt[i] = rt_cnt[i]
+    for i in range(nrp):
+        s.rt_ports[i] = rt_ports[i]
+
+
+cdef void _load_params(Sim* s, params) except *:
+    """Copy a KernelParams: the Params struct, the ns-3 streams, the seed, CC, the accelerator, the sampler."""
+    cdef int32_t i
+    s.p = params.params_struct()
+    rng = params.ns3_rng
+    if rng is not None:
+        for i in range(6):
+            s.ns3rng.base[i] = rng.base[i]
+        for i in range(9):
+            s.ns3rng.j1[i] = rng.j1[i]
+            s.ns3rng.j2[i] = rng.j2[i]
+            s.ns3rng.r1[i] = rng.r1[i]
+            s.ns3rng.r2[i] = rng.r2[i]
+    s.rng = <uint64_t>params.seed ^ 0x5eed5eed5eed5eedULL
+    _fill_cc_params(&s.cc, params.cc, s.p.mtu)
+    s.cc_used = (<uint32_t>1) << s.cc.kind
+    acc = params.accel
+    if acc is not None:
+        s.acc.on = 1
+        s.acc.l = acc.l
+        s.acc.theta = acc.theta
+        s.acc.min_skip = acc.min_skip
+        s.acc.margin = acc.margin
+        s.acc.check_every = acc.check_every
+        s.acc.quarters = acc.gp_span >= 0
+        s.acc.gp_span = acc.gp_span
+        s.acc.back_why = 3
+        s.acc.memo = acc.memo
+        s.acc.port_part = <int32_t*>malloc(s.n_ports * sizeof(int32_t))
+        s.acc.port_flows = <int32_t**>calloc(s.n_ports, sizeof(int32_t*))
+        s.acc.port_nf = <int32_t*>calloc(s.n_ports, sizeof(int32_t))
+        s.acc.port_cap = <int32_t*>calloc(s.n_ports, sizeof(int32_t))
+        if (s.acc.port_part == NULL or s.acc.port_flows == NULL or s.acc.port_nf == NULL
+                or s.acc.port_cap == NULL):
+            raise MemoryError()
+        for i in range(s.n_ports):
+            s.acc.port_part[i] = -1
+    s.sample_interval = params.sample_interval
+    if s.sample_interval > 0:
+        if heap_push(s, 0, EV_SAMPLE, 0, 0) != 0:
+            raise MemoryError()
+
+
 cdef class Kernel:
-    """Owner of one simulation's state.  Built from a compiled fabric (plain
-    numpy arrays) and a parameter dict; flows and user events are added from
-    Python, ``run`` advances the clock in C."""
-    cdef Sim* s
+    """Owner of one simulation's state.  Built from typed inputs (the compiled
+    fabric's arrays and the parameters, ``wormhole.kernel_inputs``); flows and
+    user events are added from Python, ``run`` advances the clock in C.  Its
+    state ``s`` (a Sim) is declared in kernel.pxd."""
 
     def __cinit__(self):
         self.s = <Sim*>calloc(1, sizeof(Sim))
@@ -786,129 +1178,14 @@ cdef class Kernel:
             free(s.acc.pool)
         free(s)
 
-    def build(self, dict fab, dict params):
-        """Load the compiled fabric arrays and the behaviour parameters."""
-        cdef Sim* s = self.s
-        cdef int32_t i, q, nn, npt, nh, nsw
-        if s.ports != NULL:
+    def build(self, fab, params):
+        """Load the compiled fabric (a ``kernel_inputs.FabricArrays``) and the
+        behaviour parameters (a ``kernel_inputs.KernelParams``), both checked
+        when they were made: lengths, index ranges and C types."""
+        if self.s.ports != NULL:
             raise RuntimeError("kernel already built")
-        nn = len(fab["is_switch"])
-        npt = len(fab["port_node"])
-        nh = int(fab["n_hosts"])
-        nsw = int(fab["n_switches"])
-        s.n_nodes = nn
-        s.n_ports = npt
-        s.n_hosts = nh
-        s.is_switch = <uint8_t*>calloc(nn, 1)
-        s.host_idx = <int32_t*>calloc(nn, sizeof(int32_t))
-        s.sw_idx = <int32_t*>calloc(nn, sizeof(int32_t))
-        s.node_ip = <uint32_t*>calloc(nn, sizeof(uint32_t))
-        s.seed = <uint32_t*>calloc(nn, sizeof(uint32_t))
-        s.ports = <Port*>calloc(npt, sizeof(Port))
-        s.mmu = <MmuPort*>calloc(npt, sizeof(MmuPort))
-        s.sw = <SwitchState*>calloc(nsw if nsw > 0 else 1, sizeof(SwitchState))
-        s.host_nic = <int32_t*>calloc(nh if nh > 0 else 1, sizeof(int32_t))
-        nrt = len(fab["rt_start"])
-        s.rt_start = <int32_t*>calloc(nrt if nrt > 0 else 1, sizeof(int32_t))
-        s.rt_cnt = <int32_t*>calloc(nrt if nrt > 0 else 1, sizeof(int32_t))
-        nrp = len(fab["rt_ports"])
-        s.rt_ports = <int32_t*>calloc(nrp if nrp > 0 else 1, sizeof(int32_t))
-        s.done = <int32_t*>calloc(64, sizeof(int32_t))
-        if (s.is_switch == NULL or s.host_idx == NULL or s.sw_idx == NULL or s.ports == NULL
-                or s.mmu == NULL or s.sw == NULL or s.rt_start == NULL or s.rt_cnt == NULL
-                or s.rt_ports == NULL or s.done == NULL):
-            raise MemoryError()
-        for i in range(nn):
-            s.is_switch[i] = fab["is_switch"][i]
-            s.host_idx[i] = fab["host_idx"][i]
-            s.sw_idx[i] = fab["sw_idx"][i]
-            s.node_ip[i] = fab["node_ip"][i]
-            s.seed[i] = fab["seed"][i]
-        for i in range(nh):
-            s.host_nic[i] = fab["host_nic"][i]
-        for i in range(npt):
-            s.ports[i].node = fab["port_node"][i]
-            s.ports[i].peer = fab["port_peer"][i]
-            s.ports[i].ifindex = fab["port_ifindex"][i]
-            s.ports[i].link = fab["port_link"][i]
-            s.ports[i].rate_bps = fab["port_rate"][i]
-            s.ports[i].delay_ps = fab["port_delay"][i]
-            s.ports[i].error_rate = fab["port_error"][i]
-            s.ports[i].wake_t = -1
-            for q in range(NQ):
-                s.ports[i].qhead[q] = NO_PKT
-                s.ports[i].qtail[q] = NO_PKT
-            s.mmu[i].headroom = fab["port_headroom"][i]
-            s.mmu[i].pfc_shift = fab["port_pfc_shift"][i]
-            s.mmu[i].kmin = fab["port_kmin"][i]
-            s.mmu[i].kmax = fab["port_kmax"][i]
-            s.mmu[i].pmax = fab["port_pmax"][i]
-        for i in range(nsw):
-            s.sw[i].buffer = fab["sw_buffer"][i]
-            s.sw[i].total_hdrm = fab["sw_total_hdrm"][i]
-            s.sw[i].total_rsrv = fab["sw_total_rsrv"][i]
-        for i in range(nrt):
-            s.rt_start[i] = fab["rt_start"][i]
-            s.rt_cnt[i] = fab["rt_cnt"][i]
-        for i in range(nrp):
-            s.rt_ports[i] = fab["rt_ports"][i]
-        s.p.mtu = params["mtu"]
-        s.p.hdr_bytes = params["hdr_bytes"]
-        s.p.ack_bytes = params["ack_bytes"]
-        s.p.pfc_bytes = params["pfc_bytes"]
-        s.p.int_mode = params["int_mode"]
-        s.p.ack_qidx = params["ack_qidx"]
-        s.p.ack_high_prio = params["ack_high_prio"]
-        s.p.ecn = params["ecn"]
-        s.p.pfc = params["pfc"]
-        s.p.rate_bound = params["rate_bound"]
-        s.p.back_to_zero = params["back_to_zero"]
-        s.p.chunk = params["chunk"]
-        s.p.ack_interval = params["ack_interval"]
-        s.p.nack_interval = params["nack_interval"]
-        s.p.reserve = params["reserve"]
-        s.p.resume_offset = params["resume_offset"]
-        s.p.quantum = params["quantum"]
-        s.p.max_packets = params["max_packets"]
-        s.p.rto = params["rto"]
-        rng = params.get("ns3_rng")
-        s.p.ns3_rng = rng is not None
-        if rng is not None:
-            for i in range(6):
-                s.ns3rng.base[i] = rng["base"][i]
-            for i in range(9):
-                s.ns3rng.j1[i] = rng["j1"][i]
-                s.ns3rng.j2[i] = rng["j2"][i]
-                s.ns3rng.r1[i] = rng["r1"][i]
-                s.ns3rng.r2[i] = rng["r2"][i]
-        s.rng = <uint64_t>params["seed"] ^ 0x5eed5eed5eed5eedULL
-        _fill_cc_params(&s.cc, params["cc"], s.p.mtu)
-        s.cc_used = (<uint32_t>1) << s.cc.kind
-        acc = params.get("accel")
-        if acc is not None and acc["on"]:
-            s.acc.on = 1
-            s.acc.l = acc["l"]
-            s.acc.theta = acc["theta"]
-            s.acc.min_skip = acc["min_skip"]
-            s.acc.margin = acc["margin"]
-            s.acc.check_every = acc["check_every"]
-            s.acc.quarters = acc["gp_span"] >= 0
-            s.acc.gp_span = acc["gp_span"]
-            s.acc.back_why = 3
-            s.acc.memo = acc.get("memo", False)
-            s.acc.port_part = <int32_t*>malloc(npt * sizeof(int32_t))
-            s.acc.port_flows = <int32_t**>calloc(npt, sizeof(int32_t*))
-            s.acc.port_nf = <int32_t*>calloc(npt, sizeof(int32_t))
-            s.acc.port_cap = <int32_t*>calloc(npt, sizeof(int32_t))
-            if (s.acc.port_part == NULL or s.acc.port_flows == NULL or s.acc.port_nf == NULL
-                    or s.acc.port_cap == NULL):
-                raise MemoryError()
-            for i in range(npt):
-                s.acc.port_part[i] = -1
-        s.sample_interval = params["sample_interval"]
-        if s.sample_interval > 0:
-            if heap_push(s, 0, EV_SAMPLE, 0, 0) != 0:
-                raise MemoryError()
+        _load_fabric(self.s, fab)
+        _load_params(self.s, params)
 
     def add_flow(self, int src, int dst, int64_t size, int64_t start, int sport, int dport,
                  int pg, int64_t win, int64_t base_rtt, bint var_win, bint has_cb, bint persistent=False,
@@ -1066,8 +1343,13 @@ cdef class Kernel:
                 raise MemoryError("out of memory")
 
     def set_budget(self, int64_t n):
-        """Let ``run`` pop at most ``n`` more heap events (-1: no bound)."""
+        """Let ``run`` pop at most ``n`` more heap events (-1: no bound).  While bounded,
+        every transmission end is a heap event (Network.step steps through them all)."""
         self.s.budget = n
+        self.s.eager_tx = n >= 0
+        if n >= 0:
+            with nogil:
+                tx_schedule_all(self.s)
 
     def take_rcv_notes(self):
         """Flows and connections whose receiver reached its rcv_end since the last call."""
@@ -1114,13 +1396,12 @@ cdef class Kernel:
         return self.s.now
 
     def set_now(self, int64_t t):
+        """Move the clock to ``t``, every event up to ``t`` being done."""
         if t < self.s.now:
             raise ValueError("the clock cannot go backwards")
-        self.s.now = t
-
-    @property
-    def fail(self):
-        return self.s.fail
+        if t > self.s.now:
+            self.s.now = t
+            self.s.cur_seq = self.s.seq     # after every event numbered so far
 
     @property
     def n_flows(self):
@@ -1132,10 +1413,15 @@ cdef class Kernel:
 
     @property
     def pending_events(self):
-        return self.s.heap_n
+        """Events still to come: the heap's, the arrivals waiting on wires and the
+        unscheduled transmission ends."""
+        cdef int64_t first = -1
+        return self.s.heap_n + self.s.wire_n + tx_pending(self.s, &first)
 
     def next_event_time(self):
-        return self.s.heap[0].t if self.s.heap_n > 0 else -1
+        cdef int64_t first = self.s.heap[0].t if self.s.heap_n > 0 else -1
+        tx_pending(self.s, &first)
+        return first
 
     def take_callbacks(self, int32_t start):
         """Completed flows with callbacks among done[start:]; clears the count."""
@@ -1364,7 +1650,7 @@ cdef class Kernel:
         cdef Port* pt = &self.s.ports[port]
         cdef MmuPort* m = &self.s.mmu[port]
         return {
-            "busy": pt.busy,
+            "busy": port_busy(self.s, port),
             "paused": [pt.paused[q] for q in range(NQ)],
             "qbytes": [pt.qbytes[q] for q in range(NQ)],
             "qbytes_total": pt.qbytes_total,
@@ -1376,11 +1662,6 @@ cdef class Kernel:
             "pause_sent": [m.pause_sent[q] for q in range(NQ)],
         }
 
-    def switch_state(self, int32_t sw):
-        cdef SwitchState* x = &self.s.sw[sw]
-        return {"buffer": x.buffer, "shared_used": x.shared_used, "used": x.used,
-                "total_hdrm": x.total_hdrm, "total_rsrv": x.total_rsrv}
-
     def stats(self):
         cdef Sim* s = self.s
         by_kind = {EVENT_NAMES[k]: s.events[k] for k in range(<int>N_EVENT_KINDS)}
@@ -1391,6 +1672,8 @@ cdef class Kernel:
             "stale_by_kind": {EVENT_NAMES[k]: s.stale_by[k] for k in range(<int>N_EVENT_KINDS)},
             "pops_by_kind": {EVENT_NAMES[k]: s.pops[k] for k in range(<int>N_EVENT_KINDS)},
             "tx_done_ctrl": s.tx_ctrl,
+            "tx_done_unscheduled": s.tx_unsched,
+            "nic_wake_unscheduled": s.wake_unsched,
             "arrive_ctrl": s.arrive_ctrl,
             "tx_done_idle": s.txdone_idle,
             "nic_wake_idle": s.wake_idle,
@@ -1429,21 +1712,6 @@ cdef class Kernel:
             "packets_peak": s.pkts_peak,
             "packet_pool": s.pkt_cap,
         }
-
-
-def _py_tx_time_ps(int64_t nbytes, int64_t bps, int64_t quantum_ps=1000):
-    """Serialisation time in ps (wrapper of the kernel's C helper, for tests)."""
-    return wh_tx_time_ps(nbytes, bps, quantum_ps)
-
-
-def _py_ns3_seconds_to_ns(double v):
-    """The reference's double-seconds to integer-ns conversion (for tests)."""
-    return wh_ns3_seconds_to_ns(v)
-
-
-def _py_ecmp_hash(uint32_t w0, uint32_t w1, uint32_t w2, uint32_t seed):
-    """The reference switch's ECMP hash (MurmurHash3 x86_32 over 12 bytes)."""
-    return wh_ecmp_hash3(w0, w1, w2, seed)
 
 
 # ------------------------------------------------------------------ CC rules for tests
@@ -1486,225 +1754,3 @@ cdef void _fill_cc_params(CcParams* c, dict cc, int64_t mtu) except *:
     c.sw_init_cwnd = cc["sw_init_cwnd"]
     c.sw_retx_reset = cc["sw_retx_reset"]
 
-
-def _py_dcqcn(str step, dict state, dict cc, int64_t rate, int64_t line_rate=0):
-    """Apply one DCQCN rule ('cnp', 'alpha', 'decrease', 'increase') to a state
-    dict; returns (state, rate, flag) where flag is 'first CNP' or 'cut'."""
-    cdef CcParams p
-    cdef DcqcnState st
-    cdef bint flag = False
-    _fill_cc_params(&p, cc, 1000)
-    memset(&st, 0, sizeof(DcqcnState))
-    dcqcn_init(&st, line_rate)
-    st.alpha = state.get("alpha", st.alpha)
-    st.target_rate = state.get("target_rate", st.target_rate)
-    st.rp_stage = state.get("rp_stage", st.rp_stage)
-    st.first_cnp = state.get("first_cnp", st.first_cnp)
-    st.alpha_cnp = state.get("alpha_cnp", st.alpha_cnp)
-    st.dec_cnp = state.get("dec_cnp", st.dec_cnp)
-    if step == "cnp":
-        flag = dcqcn_cnp(&st, &p, &rate)
-    elif step == "alpha":
-        dcqcn_alpha_update(&st, &p)
-    elif step == "decrease":
-        flag = dcqcn_decrease(&st, &p, &rate)
-    elif step == "increase":
-        dcqcn_increase(&st, &p, &rate, line_rate)
-    else:
-        raise ValueError(step)
-    return ({"alpha": st.alpha, "target_rate": st.target_rate, "rp_stage": st.rp_stage,
-             "first_cnp": st.first_cnp, "alpha_cnp": st.alpha_cnp, "dec_cnp": st.dec_cnp}, rate, flag)
-
-
-def _py_hpcc_on_ack(dict state, dict cc, list hops, int64_t ack_seq, int64_t snd_nxt, int64_t max_rate,
-                    int64_t base_rtt_ns, int64_t win):
-    """One HPCC ACK. hops: [(time_ns, tx_bytes, qlen_bytes, rate_bps)] as a switch
-    measured them (packed here as on the wire). Returns (state, changed, new_rate)."""
-    cdef CcParams p
-    cdef HpccState st
-    cdef IntHop ih[5]
-    cdef int i, n = len(hops)
-    cdef int64_t nr = 0
-    cdef bint changed
-    _fill_cc_params(&p, cc, 1000)
-    hpcc_init(&st, max_rate)
-    st.last_update_seq = state.get("last_update_seq", 0)
-    st.cur_rate = state.get("cur_rate", max_rate)
-    st.inc_stage = state.get("inc_stage", 0)
-    st.u = state.get("u", 1.0)
-    for i, h in enumerate(state.get("hops", [])):
-        st.hop[i].time = <uint32_t>((h[0]) & 0xFFFFFF)
-        st.hop[i].bytes = <uint32_t>((h[1] // (128 * p.int_multi)) & 0xFFFFF)
-        st.hop[i].qlen = <uint32_t>((h[2] // (80 * p.int_multi)) & 0x1FFFF)
-        st.hop[i].rate_bps = h[3]
-    for i in range(n):
-        ih[i].time = <uint32_t>(hops[i][0] & 0xFFFFFF)
-        ih[i].bytes = <uint32_t>((hops[i][1] // (128 * p.int_multi)) & 0xFFFFF)
-        ih[i].qlen = <uint32_t>((hops[i][2] // (80 * p.int_multi)) & 0x1FFFF)
-        ih[i].rate_bps = hops[i][3]
-    changed = hpcc_on_ack(&st, &p, ih, n, ack_seq, snd_nxt, max_rate, base_rtt_ns, win, &nr)
-    return ({"last_update_seq": st.last_update_seq, "cur_rate": st.cur_rate, "inc_stage": st.inc_stage,
-             "u": st.u, "hops": [(st.hop[i].time, st.hop[i].bytes * 128 * p.int_multi,
-                                  st.hop[i].qlen * 80 * p.int_multi, st.hop[i].rate_bps) for i in range(n)]},
-            changed, nr)
-
-
-def _py_timely_on_ack(dict state, dict cc, int64_t ack_seq, int64_t snd_nxt, int64_t rtt_ns, int64_t max_rate,
-                      int64_t rate):
-    cdef CcParams p
-    cdef TimelyState st
-    cdef bint changed
-    _fill_cc_params(&p, cc, 1000)
-    timely_init(&st, max_rate)
-    st.last_update_seq = state.get("last_update_seq", 0)
-    st.cur_rate = state.get("cur_rate", max_rate)
-    st.inc_stage = state.get("inc_stage", 0)
-    st.last_rtt = state.get("last_rtt", 0)
-    st.rtt_diff = state.get("rtt_diff", 0.0)
-    changed = timely_on_ack(&st, &p, ack_seq, snd_nxt, rtt_ns, max_rate, &rate)
-    return ({"last_update_seq": st.last_update_seq, "cur_rate": st.cur_rate, "inc_stage": st.inc_stage,
-             "last_rtt": st.last_rtt, "rtt_diff": st.rtt_diff}, changed, rate)
-
-
-def _py_dctcp_on_ack(dict state, dict cc, int64_t ack_seq, bint ecn, int64_t snd_nxt, int64_t max_rate,
-                     int64_t rate, int64_t mtu=1000):
-    cdef CcParams p
-    cdef DctcpState st
-    _fill_cc_params(&p, cc, mtu)
-    dctcp_init(&st)
-    st.last_update_seq = state.get("last_update_seq", 0)
-    st.high_seq = state.get("high_seq", 0)
-    st.ecn_cnt = state.get("ecn_cnt", 0)
-    st.batch = state.get("batch", 0)
-    st.alpha = state.get("alpha", 1.0)
-    st.ca_state = state.get("ca_state", 0)
-    dctcp_on_ack(&st, &p, ack_seq, ecn, snd_nxt, max_rate, &rate)
-    return ({"last_update_seq": st.last_update_seq, "high_seq": st.high_seq, "ecn_cnt": st.ecn_cnt,
-             "batch": st.batch, "alpha": st.alpha, "ca_state": st.ca_state}, rate)
-
-
-def _py_swift(str step, dict state, dict cc, int64_t now=0, int64_t ack_seq=0, int64_t delay=0,
-              int64_t base_rtt=0, int64_t mtu=1000):
-    """Apply one Swift rule to a state dict (SwiftState's fields; unset ones as
-    a new flow's with cwnd = state['cwnd']): 'ack' (an ACK up to ack_seq with
-    this delay, ps), 'loss' (a NACK), 'rto' (a timeout), 'target' (no event:
-    the bounds and pacing gap of the state as given).  Returns (state, the
-    target delay of the resulting state, ps)."""
-    cdef CcParams p
-    cdef SwiftState st
-    cdef dict full
-    _fill_cc_params(&p, cc, mtu)
-    swift_init(&st, &p, state.get("cwnd", 1.0), state.get("hops", 0), base_rtt)
-    full = st                       # as a dict, the given fields on top, back to the struct
-    for name in state:
-        if name not in full:
-            raise KeyError(name)
-    full.update(state)
-    st = full
-    if step == "ack":
-        swift_on_ack(&st, &p, ack_seq, delay, now, base_rtt)
-    elif step == "loss":
-        swift_on_loss(&st, &p, ack_seq, now, base_rtt)
-    elif step == "rto":
-        swift_on_rto(&st, &p, now, base_rtt)
-    elif step == "target":
-        swift_bound(&st, &p, st.cwnd, now, base_rtt)       # the pacing gap of the state as given
-    else:
-        raise ValueError(step)
-    return st, swift_target(&st, &p)
-
-
-def _py_swift_pace_rate(int64_t pkt_bytes, int64_t gap, int64_t max_rate):
-    """Swift's pacing rate (bps) for one packet of pkt_bytes every gap ps."""
-    return swift_pace_rate(pkt_bytes, gap, max_rate)
-
-
-# ------------------------------------------------------------------ MMU rules for tests
-
-_MMU_PORT_ARRAYS = ("ingress", "hdrm", "egress", "pause_sent")
-_MMU_PORT_SCALARS = ("headroom", "pfc_shift", "kmin", "kmax", "pmax")
-_MMU_SWITCH = ("buffer", "shared_used", "total_hdrm", "total_rsrv", "used")
-
-
-def _py_mmu(str op, dict port, dict switch, int64_t reserve=4096, int64_t resume_offset=3072, int q=3,
-            int64_t size=0, int draws=1, uint64_t seed=1):
-    """Apply one switch-MMU rule of mmu.pxd on a two-port switch (port 0 the
-    ingress, port 1 the egress) built from dicts; returns (result, port 0,
-    port 1, switch) as dicts.  ``op``: 'threshold', 'admit', 'add', 'remove',
-    'pause', 'resume' (on port 0, queue q) or 'mark' (egress port 1, queue q:
-    the number of marks in ``draws`` draws).  ``port`` gives port 0's fields
-    (the arrays as lists of 8 or {queue: value}); port 1 copies its scalars,
-    and ``port['egress']`` is put on port 1."""
-    cdef Sim s
-    cdef MmuPort mm[2]
-    cdef SwitchState sw
-    cdef int i, k
-    cdef object result
-    memset(&s, 0, sizeof(Sim))
-    memset(mm, 0, sizeof(mm))
-    memset(&sw, 0, sizeof(SwitchState))
-    if not 0 <= q < 8:
-        raise ValueError("queue must be 0..7")
-    for name in port:
-        if name not in _MMU_PORT_ARRAYS and name not in _MMU_PORT_SCALARS:
-            raise KeyError(name)
-    for name in switch:
-        if name not in _MMU_SWITCH:
-            raise KeyError(name)
-    for k in range(2):
-        mm[k].headroom = port.get("headroom", 0)
-        mm[k].pfc_shift = port.get("pfc_shift", 3)
-        mm[k].kmin = port.get("kmin", 0)
-        mm[k].kmax = port.get("kmax", 0)
-        mm[k].pmax = port.get("pmax", 0.0)
-    for name in _MMU_PORT_ARRAYS:
-        v = port.get(name, {})
-        items = v.items() if isinstance(v, dict) else enumerate(v)
-        for i, x in items:
-            if name == "ingress":
-                mm[0].ingress[i] = x
-            elif name == "hdrm":
-                mm[0].hdrm[i] = x
-            elif name == "egress":
-                mm[1].egress[i] = x
-            else:
-                mm[0].pause_sent[i] = x
-    sw.buffer = switch.get("buffer", 0)
-    sw.shared_used = switch.get("shared_used", 0)
-    sw.total_hdrm = switch.get("total_hdrm", 0)
-    sw.total_rsrv = switch.get("total_rsrv", 0)
-    sw.used = switch.get("used", 0)
-    s.mmu = mm
-    s.sw = &sw
-    s.p.reserve = reserve
-    s.p.resume_offset = resume_offset
-    s.rng = seed
-    if op == "threshold":
-        result = mmu_threshold(&s, 0, &sw)
-    elif op == "admit":
-        result = bool(mmu_admit(&s, 0, q, size, &sw))
-    elif op == "add":
-        mmu_add(&s, 0, 1, q, size, &sw)
-        result = None
-    elif op == "remove":
-        mmu_remove(&s, 0, 1, q, size, &sw)
-        result = None
-    elif op == "pause":
-        result = bool(mmu_should_pause(&s, 0, q, &sw))
-    elif op == "resume":
-        result = bool(mmu_should_resume(&s, 0, q, &sw))
-    elif op == "mark":
-        result = 0
-        for i in range(draws):
-            if mmu_should_mark(&s, 1, q):
-                result += 1
-    else:
-        raise ValueError("unknown MMU rule %r" % op)
-
-    def _port(k):
-        return {"ingress": [mm[k].ingress[i] for i in range(8)], "hdrm": [mm[k].hdrm[i] for i in range(8)],
-                "egress": [mm[k].egress[i] for i in range(8)],
-                "pause_sent": [mm[k].pause_sent[i] for i in range(8)]}
-    return (result, _port(0), _port(1),
-            {"buffer": sw.buffer, "shared_used": sw.shared_used, "total_hdrm": sw.total_hdrm,
-             "total_rsrv": sw.total_rsrv, "used": sw.used})

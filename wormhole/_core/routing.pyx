@@ -17,8 +17,18 @@ each next hop into its slot.  Temporary memory: one more copy of the pair
 matrices."""
 import numpy as np
 
-from libc.stdint cimport int32_t, int64_t, uint8_t
+from libc.stdint cimport int32_t, int64_t, uint8_t, uint32_t
 from libc.stdlib cimport free, malloc
+
+cdef extern from "wh_time.h":
+    uint32_t wh_ecmp_hash3(uint32_t w0, uint32_t w1, uint32_t w2, uint32_t seed) nogil
+
+
+def ecmp_hash(uint32_t w0, uint32_t w1, uint32_t w2, uint32_t seed):
+    """The reference switch's ECMP hash (MurmurHash3 x86_32 over the 12 bytes of
+    three little-endian words) with which the kernel's switches choose a next
+    hop; the flow backend routes with it too."""
+    return wh_ecmp_hash3(w0, w1, w2, seed)
 
 
 ctypedef fused word:

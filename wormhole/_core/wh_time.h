@@ -39,6 +39,13 @@ static inline int64_t wh_tx_time_ps(int64_t bytes, int64_t bps, int64_t quantum_
     return ps;
 }
 
+/* a * b / c (floor, a, b >= 0, c > 0) without the int64 overflow of a * b: a window of 1.8 MB at
+ * 7.2 Tb/s (NVLink) is 1.3e19, past INT64_MAX; below 2^63 the result equals the plain product's. */
+static inline int64_t wh_muldiv(int64_t a, int64_t b, int64_t c)
+{
+    return (int64_t)(((unsigned __int128)(uint64_t)a * (uint64_t)b) / (uint64_t)c);
+}
+
 /* MurmurHash3 (x86, 32-bit) over 12 bytes given as three little-endian
  * words: the ECMP hash of the reference switch (seeded per switch). */
 static inline uint32_t wh_rotl32(uint32_t x, int r) { return (x << r) | (x >> (32 - r)); }

@@ -36,7 +36,7 @@ MAX_FLOWS = 64          # larger partitions are not memoized (canonical labellin
 
 def sending(net, f):
     """Whether flow (or connection) f has data left to send."""
-    return net.flow(f).size > net._kernel.snd_una(f)
+    return net.flow(f).size > net.accelerator.snd_una(f)
 
 
 def window_rtt(net, src, dst):
@@ -44,7 +44,10 @@ def window_rtt(net, src, dst):
     Network.send computes them): the fabric-wide maxima under global_t."""
     c, fab = net.config, net.fabric
     if c.global_t:
-        return (fab.max_bdp if c.has_win else 0), fab.max_rtt_ns
+        if src is None:
+            return (fab.max_bdp if c.has_win else 0), fab.max_rtt_ns
+        bdp, rtt = fab.global_window(int(fab.host_idx[src]), int(fab.host_idx[dst]))
+        return (bdp if c.has_win else 0), rtt
     hs, hd = int(fab.host_idx[src]), int(fab.host_idx[dst])
     return (int(fab.pair_bdp[hs, hd]) if c.has_win else 0), int(fab.pair_rtt_ns[hs, hd])
 
@@ -55,6 +58,8 @@ def parameters_key(net):
     under global_t the fabric-wide window and base RTT (JSON text)."""
     c = net.config
     fabric_wide = list(window_rtt(net, None, None)) if c.global_t else None
+    if c.global_t and len(net.fabric.domain_bdp) > 1:      # separate transport domains (NVLink): each one's
+        fabric_wide = [fabric_wide, net.fabric.domain_bdp, net.fabric.domain_rtt_ns]
     return json.dumps([MEMO_VERSION, c.key_values(), fabric_wide], separators=(",", ":"))
 
 
@@ -69,7 +74,7 @@ def conflict_graph(net, flows):
     for f in flows:
         path, rpath = net.flow_path(f), net.flow_path(f, reverse=True)
         bottleneck = min(int(fab.port_rate[p]) for p in path)
-        rate = net._kernel.cc_vector(f)[0]
+        rate = net.accelerator.cc_vector(f)[0]
         q = int(round(32 * rate / bottleneck)) if bottleneck else 0     # rate in 1/32 of the bottleneck
         links = tuple((int(fab.port_rate[p]), int(fab.port_delay[p])) for p in path)
         rlinks = tuple((int(fab.port_rate[p]), int(fab.port_delay[p])) for p in rpath)
@@ -166,7 +171,7 @@ class Memo:
         self.stored = 0
 
     def handle(self, notes):
-        k = self.net._kernel
+        k = self.net.accelerator
         for kind, part, version in notes:
             ver, flows = k.partition_members(part)
             if ver != version or not flows or len(flows) > MAX_FLOWS:
@@ -192,7 +197,7 @@ class Memo:
         """The graph is that of the partition's sending flows: an idle connection
         has nothing in flight and no part in the convergence (it keeps its state;
         if it gets data during the replay, that ends the replay)."""
-        k = self.net._kernel
+        k = self.net.accelerator
         key, canon, idle = self.key(flows)
         if key is None:
             return
@@ -220,7 +225,7 @@ class Memo:
         being simulated), with the same key and its flows in exactly the same
         state (congestion control, data left, message ends), evolves as that twin
         does: it is held and follows it rather than being simulated too."""
-        k = self.net._kernel
+        k = self.net.accelerator
         lead = self.forming.get(key) if self.forming_t == self.net.now else None
         p = self.pending.get(lead)
         if p is None or p[1] != key or k.partition_members(lead)[0] != p[0]:
@@ -236,7 +241,7 @@ class Memo:
         if p is None or p[0] != version:
             return
         _, key, canon, t0, una0 = p
-        k = self.net._kernel
+        k = self.net.accelerator
         dt = self.net.now - t0
         if dt <= 0:
             return

@@ -7,7 +7,7 @@ import time
 from ..errors import WormholeError
 from ..outputs import check_file, check_folder, write_files
 from .contention import MODELS, make_contention
-from .fabric import VOLUME_SOURCES
+from .fabric import RING_ORDERS, SENDERS, VOLUME_SOURCES
 from .metrics import FIGURES, compare, jobs_csv, plot, plot_cdfs, read_measured, summary
 from .pool import ModelPool
 from .sim import LOADING, ClusterSimulator
@@ -25,7 +25,8 @@ def add_arguments(p):
     p.add_argument("--pool", default="v100", help="model pool YAML or a shipped one (default v100)")
     p.add_argument("--policy", help="bin-packing, load-balancing or module:callable (default: the spec's)")
     p.add_argument("--contention", default="mosim",
-                   help="one or more of %s, comma-separated, run side by side (default mosim)" % ", ".join(MODELS))
+                   help="one or more of %s, comma-separated, or all, run side by side and overlaid in "
+                        "jct_cdf.png (default mosim)" % ", ".join(MODELS))
     p.add_argument("--out", required=True, metavar="DIR",
                    help="output folder (created if missing, in an existing folder; summary.csv and the "
                         "per-model folders' files in it are replaced)")
@@ -33,12 +34,19 @@ def add_arguments(p):
                    help="measured per-job results (the testbed's perjob CSV, rows of the policy; or a jobs.csv)")
     p.add_argument("--fixed-factor", type=float, default=1.1, help="slowdown of the fixed model (default 1.1)")
     p.add_argument("--min-bw", type=float, default=10.0, help="MoSim's MIN_BW in MB/s (default 10)")
-    p.add_argument("--volume", default="gradient", choices=VOLUME_SOURCES,
-                   help="bytes per iteration of the flow/packet models: gradient (ring all-reduce of grad_mb, "
-                        "default) or profile (V_net/N x T_net)")
+    p.add_argument("--volume", default="rate", choices=VOLUME_SOURCES,
+                   help="what an iteration sends in the flow/packet models: rate (default: the worker's "
+                        "measured rate V_net/N over the profiled iteration less its compute), gradient (ring "
+                        "all-reduce of grad_mb) or profile (V_net/N x T_net)")
     p.add_argument("--iteration", default="ddp", choices=("ddp", "serial"),
-                   help="a job's iteration in the flow/packet models: ddp (backward interleaved with 25 MB "
-                        "bucket all-reduces, default) or serial (compute, then one all-reduce)")
+                   help="with --volume gradient or profile: ddp (backward interleaved with 25 MB bucket "
+                        "all-reduces, default) or serial (compute, then one all-reduce)")
+    p.add_argument("--sender", default="profile", choices=SENDERS,
+                   help="flow/packet models: a worker hands its bytes to the connection at its profiled rate "
+                        "(profile, default) or all at once (transport)")
+    p.add_argument("--ring", default="server", choices=RING_ORDERS,
+                   help="flow/packet models: ring order server by server (default, as NCCL orders a node's "
+                        "GPUs) or rank (the order the policy placed the workers)")
     p.add_argument("--loading", default="within", choices=LOADING,
                    help="loading time inside the trace duration (default), extra (MoSim), or none")
     p.add_argument("--fabric-iterations", type=int, default=5,
@@ -54,7 +62,8 @@ def add_arguments(p):
 
 def run_cluster(args):
     """Run every requested contention model, write the reports; return (rows, columns)."""
-    models = [m.strip() for m in args.contention.split(",") if m.strip()]
+    models = list(MODELS) if args.contention.strip() == "all" else [
+        m.strip() for m in args.contention.split(",") if m.strip()]
     for m in models:
         if m not in MODELS:
             raise WormholeError("unknown contention model %r (%s)" % (m, ", ".join(MODELS)), value=m)
@@ -73,7 +82,8 @@ def run_cluster(args):
     rows, per_model = [], []
     for m in models:
         c = make_contention(m, fixed_factor=args.fixed_factor, min_bw_mbps=args.min_bw, volume=args.volume,
-                            fabric_iterations=args.fabric_iterations, overlap=args.iteration == "ddp")
+                            fabric_iterations=args.fabric_iterations, overlap=args.iteration == "ddp",
+                            sender=args.sender, ring=args.ring)
         t0 = time.perf_counter()
         res = ClusterSimulator(jobs, pool, spec, c, policy=policy, loading=args.loading,
                                model_rng=random.Random(args.seed)).run()
@@ -141,8 +151,14 @@ def print_rows(rows, cols, as_json):
     names = ["%s (%s)" % (c, unit(c)) if unit(c) else c for c in cols]
     w = max(len(c) for c in names)
     for c, name in zip(cols, names):
-        print("%-*s " % (w, name) + " ".join(
-            ("%12.4g" % r[c]) if isinstance(r[c], float) else "%12s" % r[c] for r in rows))
+        print("%-*s " % (w, name) + " ".join(_cell(r[c]) for r in rows))
+
+
+def _cell(v):
+    """A table cell: seconds and errors in fixed point, small values to 4 digits."""
+    if not isinstance(v, float):
+        return "%12s" % v
+    return ("%12.1f" % v) if abs(v) >= 100 else ("%12.4g" % v)
 
 
 def add_pool_arguments(p):

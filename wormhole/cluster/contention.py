@@ -14,11 +14,7 @@ where ``factor`` is MoSim's S_J (iteration = T_comp + T_net x S_J, Eq. 2):
 
 A job in its loading phase sends nothing and is not counted by any model.
 """
-from ..errors import WormholeError
-
-
-class ContentionError(WormholeError):
-    """Unknown contention model or a bad model parameter."""
+from ..errors import ContentionError
 
 
 class NoContention:
@@ -105,9 +101,10 @@ def make_contention(name, pool=None, spec=None, **kw):
         from .fabric import FabricContention
         return FabricContention(name, iterations=kw.get("fabric_iterations", 5),
                                 hop_bytes=kw.get("packet_hop_bytes", 4 << 20), memo=kw.get("memo"),
-                                volume=kw.get("volume", "gradient"), phases=kw.get("fabric_phases", 4),
+                                volume=kw.get("volume", "rate"), phases=kw.get("fabric_phases", 4),
                                 overlap=kw.get("overlap", True), bucket_mb=kw.get("bucket_mb", 25.0),
-                                first_bucket_mb=kw.get("first_bucket_mb", 1.0))
+                                first_bucket_mb=kw.get("first_bucket_mb", 1.0), sender=kw.get("sender", "profile"),
+                                ring=kw.get("ring", "server"))
     raise ContentionError("unknown contention model %r (none, fixed, mosim, flow, packet)" % name, value=name)
 
 

@@ -3,27 +3,38 @@ network with the flow backend or the packet kernel.
 
 A *scenario* is a group of training jobs whose workers span servers and that
 share at least one server (jobs on disjoint server sets cannot meet on the
-non-blocking core; jobs inside one server never touch a NIC).  Each job runs
-its iterations on the fabric as PyTorch DDP runs them (``overlap=True``):
+non-blocking core; jobs inside one server never touch a NIC).  Each worker
+talks to its ring successor over a persistent connection, the ring ordered
+server by server as NCCL orders a node's GPUs (``ring="rank"``: in the order
+the policy placed the workers, one pod at a time).
 
-- forward, a pause of T_comp / 3, then backward, 2 T_comp / 3 (a backward pass
-  computes the gradients of activations and of weights: two products per
-  forward product);
-- the gradient is cut into DDP's buckets (``bucket_mb`` = 25 MB, the first
-  ``first_bucket_mb`` = 1 MB, DDP's defaults) that become ready in order as
-  the backward pass produces the gradient at a uniform rate; each ready bucket
-  is all-reduced at once (one NCCL stream: buckets one after another), so the
-  NIC is busy during the backward pass, not only after it;
-- a ring all-reduce of a bucket of B bytes: every worker sends 2 (N - 1) / N x B
-  to its ring successor over a persistent connection, the ring ordered server
-  by server as NCCL orders it;
-- the iteration ends when the backward pass and the last bucket are done, plus
-  a fixed pause (below).
+What a job's iteration puts on the fabric (``volume``):
 
-``overlap=False`` is "compute, then communicate": the whole gradient as one
-all-reduce after the backward pass.  Jobs start at staggered phases; after one
-warm-up iteration, ``iterations`` iterations of every job are measured and the
-mean iteration time T_fab kept.
+- ``rate`` (default), from the profile alone: compute without communication
+  (:func:`compute_only_s`, the one-worker profile's compute when it is
+  shorter: a multi-worker "computing time" holds the communication that
+  overlaps it), then communication for the rest of the profiled iteration, the
+  worker sending at its measured rate c = V_net / N (MoSim's per-worker demand);
+  the bytes are c x that time.  Where the gradient sizes of well-known models
+  are trusted (ResNet-50, Inception-v3, GoogLeNet), c, not c / 2, is the rate
+  that moves their ring all-reduce in the communication time the profile
+  leaves.
+- ``gradient``: a ring all-reduce of the trace's gradient (``grad_mb``),
+  2 (N - 1) / N x grad_mb per worker, as PyTorch DDP runs it (``overlap``):
+  forward T_comp / 3, backward 2 T_comp / 3 during which DDP's buckets
+  (``bucket_mb`` = 25 MB, the first ``first_bucket_mb`` = 1 MB) become ready and
+  are all-reduced one after another; ``overlap=False`` sends the whole
+  gradient after the backward pass.
+- ``profile``: like ``gradient`` with V_net / N x T_net bytes.
+
+How the worker hands the bytes to its connection (``sender``): ``profile``
+(default) at the rate that makes the job alone on one server take its profiled
+iteration (for ``rate``: c), in ``CHUNKS`` pieces, so a worker the software
+limits stays limited when it crosses a NIC and the NIC's share binds only
+when it is lower; ``transport``: all at once, as fast as the transport goes,
+and the part of the profiled iteration no transfer explains is a fixed pause
+(kernel launches, synchronisation): max(0, T_iter - T_fab(alone, packed, no
+pause)).
 
 The profile's iteration time T_iter was measured with the job alone on one
 server; the job's iteration time in the scenario is
@@ -31,9 +42,10 @@ server; the job's iteration time in the scenario is
     tau = T_iter + (T_fab(scenario) - T_fab(job alone, packed)),
 
 so a job alone on one server runs exactly at its profile, and what the fabric
-adds is the extra time of crossing NICs and sharing them.  The fixed pause is
-max(0, T_iter - T_fab(alone, packed, no pause)): the part of the profiled
-iteration no bucket transfer explains (kernel launches, synchronisation).
+adds is the extra time of crossing NICs and sharing them.  Jobs start at
+staggered phases; after one warm-up iteration every job iterates until each
+has done ``iterations`` more, and a job's T_fab is the mean of its iterations
+that ended while all were running.
 
 Transport: the packet kernel runs the spec's ``transport`` congestion control
 (``dctcp`` for the testbeds: NCCL's socket transport is TCP) on NICs of the
@@ -45,27 +57,41 @@ measured on one transfer (see :meth:`FabricContention.transport_check`).
 The packet backend replays a time-scaled copy (bytes and pauses divided by the
 same factor, rates unchanged, so that no worker sends more than ``hop_bytes``
 per iteration): link shares and overlaps keep their proportions while the
-packet count stays bounded.  Results are memoized by placement pattern: the
+packet count stays bounded; queueing delays and per-packet times do not scale,
+so a scenario's results move with ``hop_bytes`` (``bench/cluster_pairwise.py
+--hop`` measures by how much).  Results are memoized by placement pattern: the
 canonical form of the scenario (servers relabeled in the order of what they
 host), so a recurring co-location is simulated once.
 """
 
 from ..config import Config
+from ..errors import ContentionError
 from ..network import Network
 from ..units import S
-from .contention import ContentionError
 from .policies import bin_packing
 
 _PHI = 0.6180339887498949
+CHUNKS = 32                 # pieces of a paced message (see _JobReplay)
 BACKWARD_SHARE = 2.0 / 3.0
 
 
-def scenario_key(group, spec):
+def _ring_form(seq):
+    """The ring of a server sequence up to rotation and direction."""
+    seq = tuple(seq)
+    forms = [seq[i:] + seq[:i] for i in range(len(seq))]
+    rev = seq[::-1]
+    forms += [rev[i:] + rev[:i] for i in range(len(rev))]
+    return min(forms)
+
+
+def scenario_key(group, spec, ring="server"):
     """Canonical form of a scenario: (jobs, servers), and the job order.
 
     Servers are relabeled by their signature (hardware and the (model, workers,
     count) of what they host); each job becomes (model, workers, counts per
-    relabeled server).  Equal keys mean the same scenario up to relabeling."""
+    relabeled server), and with ``ring="rank"`` also its ring: the relabeled
+    servers of its workers in rank order, up to rotation and direction.  Equal
+    keys mean the same scenario up to relabeling."""
     used = sorted({s for r in group for s in r.servers})
     sig = {}
     for s in used:
@@ -79,15 +105,18 @@ def scenario_key(group, spec):
         counts = [0] * len(order)
         for s in r.servers:
             counts[pos[s]] += 1
-        desc.append(((r.model, r.gpus, tuple(counts)), r))
+        d = (r.model, r.gpus, tuple(counts))
+        if ring == "rank":
+            d += (_ring_form(pos[s] for s in r.servers),)
+        desc.append((d, r))
     desc.sort(key=lambda x: x[0])
     key = (tuple(d for d, _ in desc), tuple(sig[s][0] for s in order))
     return key, [r for _, r in desc]
 
 
 class FabricContention:
-    def __init__(self, backend, iterations=5, hop_bytes=4 << 20, memo=None, volume="gradient", phases=4,
-                 overlap=True, bucket_mb=25.0, first_bucket_mb=1.0):
+    def __init__(self, backend, iterations=5, hop_bytes=4 << 20, memo=None, volume="rate", phases=4,
+                 overlap=True, bucket_mb=25.0, first_bucket_mb=1.0, sender="profile", ring="server"):
         if volume not in VOLUME_SOURCES:
             raise ContentionError("volume source must be one of %s" % ", ".join(VOLUME_SOURCES), value=volume)
         if backend not in ("flow", "packet"):
@@ -98,6 +127,13 @@ class FabricContention:
         for what, v in (("bucket_mb", bucket_mb), ("first_bucket_mb", first_bucket_mb)):
             if not (isinstance(v, (int, float)) and v > 0):
                 raise ContentionError("%s must be positive" % what, value=v)
+        if sender not in SENDERS:
+            raise ContentionError("sender must be one of %s" % ", ".join(SENDERS), value=sender)
+        self.sender = sender
+        if ring not in RING_ORDERS:
+            raise ContentionError("ring order must be one of %s" % ", ".join(RING_ORDERS), value=ring)
+        self.ring = ring
+        self._sender = {}           # (model, workers) -> payload B/s of its sender (None: all at once)
         self.volume = volume
         self.name = backend
         self.backend = backend
@@ -139,7 +175,7 @@ class FabricContention:
 
     def scenario(self, group, spec):
         """{job key: mean iteration time (s)} of the group replayed together."""
-        key, ordered = scenario_key(group, spec)
+        key, ordered = scenario_key(group, spec, self.ring)
         key = key + (self.transport_key(spec),)
         res = self.memo.get(key)
         if res is None:
@@ -152,7 +188,7 @@ class FabricContention:
 
     def transport_key(self, spec):
         return (spec.transport, spec.efficiency, self.overlap, self.volume, self.bucket_bytes,
-                self.first_bucket_bytes)
+                self.first_bucket_bytes, self.sender, self.ring)
 
     # ------------------------------------------------------------ transport
     def _network(self, topo, spec, used):
@@ -233,9 +269,62 @@ class FabricContention:
             left -= b
             cap = self.bucket_bytes
         total = sync_bytes(r, self.volume)
-        if not self.overlap or grad <= 0:
+        if not self.overlaps() or grad <= 0:
             return [total]
         return [total * b / grad for b in sizes]
+
+    def overlaps(self):
+        """Buckets overlap the backward pass (``overlap`` and a gradient or
+        profile volume; the ``rate`` source's communication time is what the
+        profile shows beyond the compute, so it follows the compute)."""
+        return self.overlap and self.volume != "rate"
+
+    def compute_s(self, r):
+        """Compute time of one iteration as replayed: the profile's, or for the
+        ``rate`` source :func:`compute_only_s`."""
+        return compute_only_s(r) if self.volume == "rate" else r.profile.compute_s
+
+    def sender_Bps(self, r):
+        """Payload bytes/s at which each worker hands its messages to its
+        connection (``sender="profile"``): the rate that makes the job alone on
+        one server take its profiled iteration, with the compute as replayed and
+        the buckets sent one after another at that rate (for ``volume="rate"``
+        it is c = V_net / N).  None with ``sender="transport"`` or when the
+        profile shows no network time (all at once)."""
+        if self.sender != "profile":
+            return None
+        key = (r.model, r.gpus)
+        if key not in self._sender:
+            p = r.profile
+            comp = self.compute_s(r)
+            fwd, bwd = comp * (1 - BACKWARD_SHARE), comp * BACKWARD_SHARE
+            sizes = self.buckets(r)
+            total = sum(sizes)
+            ready, acc = [], 0.0
+            for b in sizes:
+                acc += b
+                ready.append(bwd * acc / total if self.overlaps() else bwd)
+
+            def end(rate):
+                t = 0.0
+                for b, at in zip(sizes, ready):
+                    t = max(t, at) + b / rate
+                return fwd + max(bwd, t)
+
+            rate = None
+            if total > 0 and p.network_s > 0 and end(1e18) < p.iteration_s:
+                lo, hi = 1.0, 1e15               # end() falls as the rate grows
+                for _ in range(200):
+                    mid = (lo * hi) ** 0.5
+                    if end(mid) > p.iteration_s:
+                        lo = mid
+                    else:
+                        hi = mid
+                    if hi / lo < 1 + 1e-9:
+                        break
+                rate = hi
+            self._sender[key] = rate
+        return self._sender[key]
 
     def _simulate(self, jobs, spec):
         """Mean iteration time of each job (s), averaged over ``phases``
@@ -258,22 +347,25 @@ class FabricContention:
         topo, hosts = spec.fabric(used)
         net = self._network(topo, spec, used)
         slot = {s: 0 for s in used}
-        runs = []
+        runs, window = [], [None]
+        wire = self.wire_factor(spec)
 
         def ps(seconds):
             return int(round(seconds / scale * S))
 
         for i, r in enumerate(jobs):
             gpus = []
-            for s in sorted(r.servers, key=used.index):
+            for s in (r.servers if self.ring == "rank" else sorted(r.servers, key=used.index)):
                 gpus.append(hosts[(s, slot[s])])
                 slot[s] += 1
             n = len(gpus)
+            rate = self.sender_Bps(r)          # payload B/s, unchanged by the time scaling
+            pace = None if rate is None else S / (rate * wire)      # ps per wire byte
             conns = [net.connect(gpus[j], gpus[(j + 1) % n]) for j in range(n)]
-            comp = r.profile.compute_s
+            comp = self.compute_s(r)
             runs.append(_JobReplay(net, conns, [max(1, int(round(b / scale))) for b in buckets[i]],
                                    ps(comp * (1 - BACKWARD_SHARE)), ps(comp * BACKWARD_SHARE), ps(fixed[i]),
-                                   self.overlap, self.iterations, runs))
+                                   self.overlaps(), self.iterations, runs, window, pace))
         for i, run in enumerate(runs):
             # job i starts at phase i (k + 1) phi of its iteration: replay k
             # spreads the relative phases of every pair over the period
@@ -284,18 +376,34 @@ class FabricContention:
         return [run.mean_iteration_ps() * scale / S for run in runs]
 
 
-VOLUME_SOURCES = ("gradient", "profile")
+VOLUME_SOURCES = ("rate", "gradient", "profile")
+SENDERS = ("profile", "transport")
+RING_ORDERS = ("server", "rank")
+
+
+def compute_only_s(r):
+    """Compute time of one iteration without communication: the profile's
+    compute time, or the one-worker profile's (which communicates nothing) if
+    shorter.  A multi-worker profile's "computing time" can hold the part of
+    the communication that overlaps it (BERT: 0.20 s on one GPU, 2.23 s with
+    8 workers of the same per-worker batch)."""
+    one = r.entry.profiles.get(1)
+    comp = r.profile.compute_s
+    return min(comp, one.compute_s) if one is not None else comp
 
 
 def sync_bytes(r, source="gradient"):
     """Bytes each worker sends to its ring successor per iteration.
-    ``gradient``: a ring all-reduce of the model's gradient, 2 (N - 1) / N x
-    grad_mb; ``profile``: MoSim's per-worker demand times the profiled
-    networking time, V_net / N x T_net (what the worker moved in the profiling
-    run)."""
+    ``rate``: the worker's rate as MoSim counts it (V_net / N, MB/s) over the
+    iteration's communication time, the profiled iteration less
+    :func:`compute_only_s`; ``gradient``: a ring all-reduce of the model's
+    gradient, 2 (N - 1) / N x grad_mb; ``profile``: MoSim's per-worker demand
+    times the profiled networking time, V_net / N x T_net."""
+    p = r.profile
     if source == "gradient":
         return 2.0 * (r.gpus - 1) / r.gpus * r.entry.grad_mb * 1e6
-    p = r.profile
+    if source == "rate":
+        return p.volume_mbps / r.gpus * max(0.0, p.iteration_s - compute_only_s(r)) * 1e6
     return p.volume_mbps / r.gpus * p.network_s * 1e6
 
 
@@ -304,8 +412,10 @@ class _JobReplay:
     during which the buckets become ready), the buckets' ring messages one
     bucket after another, the fixed pause, repeat."""
 
-    def __init__(self, net, conns, buckets, fwd_ps, bwd_ps, fixed_ps, overlap, iterations, peers):
+    def __init__(self, net, conns, buckets, fwd_ps, bwd_ps, fixed_ps, overlap, iterations, peers, window,
+                 pace=None):
         self.net, self.conns, self.buckets = net, conns, buckets
+        self.pace = pace            # ps per byte the worker hands its connection (None: all at once)
         self.fwd_ps, self.bwd_ps, self.fixed_ps, self.overlap = fwd_ps, bwd_ps, fixed_ps, overlap
         total = float(sum(buckets))
         acc, self.ready_at = 0.0, []
@@ -315,7 +425,8 @@ class _JobReplay:
         self.target = iterations + 1          # one warm-up iteration
         self.peers = peers
         self.done_iters = 0
-        self.durations = []
+        self.durations, self.ends = [], []
+        self.window = window            # [time every job had done its iterations] (shared by the jobs)
 
     def all_done(self):
         return all(p.done_iters >= p.target for p in self.peers)
@@ -347,11 +458,24 @@ class _JobReplay:
             self._maybe_end()
             return
         self.busy = True
-        self.left = len(self.conns)
         b = self.buckets[self.next]
         self.next += 1
+        if self.pace is None:
+            self.left = len(self.conns)
+            for c in self.conns:
+                self.net.post(c, b, self._one_done)
+            return
+        # the worker produces the message at its own rate: CHUNKS pieces, each
+        # queued on the connection once the worker has produced all of it
+        k = max(1, min(CHUNKS, b))
+        self.left = len(self.conns) * k
+        for j in range(k):
+            piece = b * (j + 1) // k - b * j // k
+            self.net.schedule(int(round(b * (j + 1) // k * self.pace)), lambda piece=piece: self._post_all(piece))
+
+    def _post_all(self, piece):
         for c in self.conns:
-            self.net.post(c, b, self._one_done)
+            self.net.post(c, piece, self._one_done)
 
     def _one_done(self, _msg):
         self.left -= 1
@@ -365,11 +489,19 @@ class _JobReplay:
 
     def _end(self):
         self.durations.append(self.net.now - self.t0)
+        self.ends.append(self.net.now)
         self.done_iters += 1
+        if self.window[0] is None and self.all_done():
+            self.window[0] = self.net.now
         self.start_iteration()
 
     def mean_iteration_ps(self):
-        m = self.durations[1:self.target] if len(self.durations) > 1 else self.durations
+        """Mean of the iterations after the warm-up one that ended while every
+        job was still running (the window closes when the last job completes
+        its ``iterations``): a short job's mean covers the long job's whole
+        measured period, not only its first iterations."""
+        m = [d for d, e in zip(self.durations[1:], self.ends[1:]) if e <= self.window[0]]
+        m = m or self.durations[1:] or self.durations
         return sum(m) / len(m)
 
 

@@ -3,6 +3,10 @@ servers, each with 4 workers on each server; the iteration-time change of job A
 when co-running with job B is T_pair(A, B) / T_solo(A), both on that placement."""
 from .sim import Running
 
+# the 12 models of the paper's Table I (its pairwise figure runs each against each)
+PAPER_MODELS = ("whisper", "vgg16", "resnet50", "resnet44", "resnet110", "inception3", "gpt2", "googlenet",
+                "densenet40_k12", "densenet100_k12", "bert", "alexnet")
+
 
 def _running(key, pool, model, servers):
     n = len(servers)

@@ -841,6 +841,7 @@ def training_graph(job):
                     nodes.append(nd)
                     return nd.id
                 prev = None
+                acc = 0
                 for kind, mb in job._ops(p):
                     if kind == "F" and p > 0:
                         prev = add("COMM_RECV", "recv_act_mb%d" % mb, [prev], comm_src=rank_of[job.gpu(p - 1, d, t)],
@@ -849,11 +850,16 @@ def training_graph(job):
                         prev = add("COMM_RECV", "recv_grad_mb%d" % mb, [prev],
                                    comm_src=rank_of[job.gpu(p + 1, d, t)], comm_dst=me, comm_tag=2 * mb + 1,
                                    comm_size=job.act_bytes // par.tp)
-                    for si, s in enumerate(job._segments(p, kind, mb)):
-                        if s.kind == "compute":
-                            if s.arg > 0:
-                                prev = add("COMP", "%s_mb%d_%d" % (kind, mb, si), [prev], duration_ps=int(s.arg),
-                                           is_cpu_op=False)
+                    segs = job._segments(p, kind, mb)
+                    for si, s in enumerate(segs):
+                        if s.kind in ("compute", "tp"):     # a run of compute blocks and TP collectives: one node
+                            if si + 1 < len(segs) and segs[si + 1].kind in ("compute", "tp"):
+                                acc += int(s.arg)
+                                continue
+                            if acc + s.arg > 0:
+                                prev = add("COMP", "%s_mb%d_%d" % (kind, mb, si), [prev],
+                                           duration_ps=int(acc + s.arg), is_cpu_op=False)
+                            acc = 0
                         elif s.kind == "a2a":
                             grp = d // par.ep
                             members = [rank_of[job.gpu(p, x, t)] for x in range(grp * par.ep, (grp + 1) * par.ep)]

@@ -32,12 +32,17 @@ def chunks_of(nbytes, chunk_bytes):
 
 
 class Transport:
-    """Moves bytes between GPUs: the NVLink channel inside a server (fixed
-    bandwidth and latency, no contention, no fabric packets), the simulated
-    fabric between servers.  Fabric transfers are messages on one persistent
-    connection per GPU pair (``persistent=True``, as NCCL's channels: the queue
-    pair and its congestion-control state outlive a transfer), or one flow each.
-    Counts the bytes of each."""
+    """Moves bytes between GPUs: NVLink inside a server, the simulated fabric
+    between servers.  NVLink is a channel of fixed bandwidth and latency (no
+    contention, no packets), or, when the topology has NVSwitches
+    (``wormhole.nvswitch``), packets on the fabric like the rest.  Fabric
+    transfers are messages on one persistent connection per GPU pair
+    (``persistent=True``, as NCCL's channels: the queue pair and its
+    congestion-control state outlive a transfer), or one flow each; a fabric
+    transfer is done when acknowledged, an NVLink one (channel or packets) when
+    delivered.  Counts the
+    bytes the GPUs send on each, in all and per tag (the collective kind), and
+    on the fabric per link class (``leaf``: through one switch, ``spine``: more)."""
 
     def __init__(self, net, gpus_per_server=8, nvlink_gbps=2400.0, nvlink_latency_ps=1_000_000, persistent=True):
         self.net = net
@@ -46,9 +51,22 @@ class Transport:
         self.gps = int(gpus_per_server)
         self.nvlink_bps = float(nvlink_gbps) * 1e9
         self.nvlink_latency = int(nvlink_latency_ps)
+        self.nvlink = getattr(net.topology, "nvlink", None)      # NvlinkDomain: NVLink is part of the fabric
+        if self.nvlink is not None:
+            if self.nvlink.gpus_per_server != self.gps:
+                raise WormholeError("the topology's NVSwitches join %d GPUs, the workload has %d per server"
+                                    % (self.nvlink.gpus_per_server, self.gps), value=self.gps)
+            self.nvlink_bps = float(self.nvlink.rate_bps)
         self.fabric_bytes = 0
         self.nvlink_bytes = 0
         self.fabric_flows = 0
+        self.by_tag = {}            # tag -> {"nvlink": bytes, "fabric": bytes, "transfers": n}
+        self.fabric_classes = {}    # "leaf" | "spine" -> bytes
+
+    @property
+    def nvlink_fabric(self):
+        """Whether NVLink traffic is packets on the fabric (the topology has NVSwitches)."""
+        return self.nvlink is not None
 
     def server(self, gpu):
         return gpu // self.gps
@@ -56,23 +74,68 @@ class Transport:
     def nvlink_time(self, nbytes):
         return self.nvlink_latency + int(round(nbytes * 8 / self.nvlink_bps * 1e12))
 
-    def send(self, src, dst, nbytes, on_done):
+    def _count(self, tag, where, nbytes):
+        t = self.by_tag.get(tag)
+        if t is None:
+            t = self.by_tag[tag] = {"nvlink": 0, "fabric": 0, "transfers": 0}
+        t[where] += nbytes
+        t["transfers"] += 1
+
+    def count_nvlink(self, tag, nbytes, transfers=1):
+        """NVLink bytes moved outside ``send`` (a TP collective timed by its alpha-beta formula)."""
+        self.nvlink_bytes += nbytes
+        self._count(tag, "nvlink", nbytes)
+        self.by_tag[tag]["transfers"] += transfers - 1
+
+    def _post(self, src, dst, nbytes, on_done, delivered=False):
+        """A fabric message; ``on_done()`` when it is acknowledged, or with ``delivered`` when its last byte
+        reached ``dst`` (NVLink: the receiver reads the data, as the channel's latency counts it)."""
+        cb = {"on_delivered" if delivered else "on_done": lambda r: on_done()}
+        if self.persistent:
+            conn = self.conns.get((src, dst))
+            if conn is None:
+                conn = self.conns[(src, dst)] = self.net.connect(src, dst)
+            self.net.post(conn, int(nbytes), **cb)
+        else:
+            self.net.send(src, dst, int(nbytes), **cb)
+
+    def send(self, src, dst, nbytes, on_done, tag=None):
         """Deliver ``nbytes`` from ``src`` to ``dst``; ``on_done()`` when they arrived."""
         if nbytes <= 0:
             self.net.schedule(0, on_done)
         elif self.server(src) == self.server(dst):
             self.nvlink_bytes += nbytes
-            self.net.schedule(self.nvlink_time(nbytes), on_done)
+            self._count(tag, "nvlink", nbytes)
+            if self.nvlink is not None:
+                self._post(src, dst, nbytes, on_done, delivered=True)
+            else:
+                self.net.schedule(self.nvlink_time(nbytes), on_done)
         else:
             self.fabric_bytes += nbytes
             self.fabric_flows += 1
-            if self.persistent:
-                conn = self.conns.get((src, dst))
-                if conn is None:
-                    conn = self.conns[(src, dst)] = self.net.connect(src, dst)
-                self.net.post(conn, int(nbytes), on_done=lambda m: on_done())
-            else:
-                self.net.send(src, dst, int(nbytes), on_done=lambda r: on_done())
+            self._count(tag, "fabric", nbytes)
+            f = self.net.fabric
+            cls = "spine" if f.pair_hops[int(f.host_idx[src]), int(f.host_idx[dst])] > 2 else "leaf"
+            self.fabric_classes[cls] = self.fabric_classes.get(cls, 0) + nbytes
+            self._post(src, dst, nbytes, on_done)
+
+    def to_engine(self, gpu, slot, nbytes, on_done, tag=None):
+        """NVLS, NVLink on the fabric: ``gpu`` sends ``nbytes`` to the switch's engine of slot ``slot`` (a GPU
+        of the same server); counted as NVLink bytes the GPU sends."""
+        if nbytes <= 0:
+            self.net.schedule(0, on_done)
+            return
+        self.nvlink_bytes += nbytes
+        self._count(tag, "nvlink", nbytes)
+        self._post(gpu, self.nvlink.engine(slot), nbytes, on_done, delivered=True)
+
+    def from_engine(self, slot, gpu, nbytes, on_done):
+        """NVLS: the engine of ``slot`` delivers ``nbytes`` (a reduced or multicast slice) to ``gpu``: switch
+        output, not bytes a GPU sends."""
+        if nbytes <= 0:
+            self.net.schedule(0, on_done)
+            return
+        self._post(self.nvlink.engine(slot), gpu, nbytes, on_done, delivered=True)
 
 
 class Collective:
@@ -84,7 +147,7 @@ class Collective:
     name = "collective"
 
     def __init__(self, transport, ranks, nbytes, on_done=None, chunk_bytes=DEFAULT_CHUNK,
-                 max_inflight=DEFAULT_INFLIGHT):
+                 max_inflight=DEFAULT_INFLIGHT, tag=None):
         ranks = [int(r) for r in ranks]
         if len(ranks) < 1 or len(set(ranks)) != len(ranks):
             raise WormholeError("%s needs distinct ranks" % self.name, value=ranks)
@@ -107,6 +170,7 @@ class Collective:
         self.steps = 0
         self._ready = [False] * self.n
         self.log = None             # set to a list to record (event, time, ...) tuples
+        self.tag = self.name if tag is None else tag    # the transport counts bytes under this name
 
     # -- bookkeeping -------------------------------------------------------
     def start(self):
@@ -133,7 +197,7 @@ class Collective:
     def _transfer(self, i, j, nbytes, cb):
         self.sent_bytes[i] += nbytes
         self.transfers += 1
-        self.t.send(self.ranks[i], self.ranks[j], nbytes, cb)
+        self.t.send(self.ranks[i], self.ranks[j], nbytes, cb, self.tag)
 
     def _rank_ready(self, i):
         raise NotImplementedError
@@ -143,6 +207,7 @@ class _Ring(Collective):
     """Ring with ``steps`` steps over segments of the buffer."""
 
     n_steps = 0
+    ring = True                 # ranks go in ``ring_order`` when a job builds its groups
 
     def __init__(self, *a, **kw):
         super().__init__(*a, **kw)
@@ -352,11 +417,47 @@ def tree_depth(n):
     return max(0, (n).bit_length() - 1)
 
 
+def nccl_trees(servers):
+    """NCCL's two trees over ranks whose servers are ``servers`` (one server id per rank, in rank order), as
+    parent lists (root: -1): inside a server a chain, across servers the double binary tree of the servers'
+    heads; the second tree runs each chain the other way, so its head, and the NIC it crosses servers
+    through, is another GPU.  With one rank per server these are ``double_binary_tree``."""
+    order, members = [], {}
+    for i, s in enumerate(servers):
+        if s not in members:
+            members[s] = []
+            order.append(s)
+        members[s].append(i)
+    node_trees = double_binary_tree(len(order))
+    out = []
+    for t in range(2):
+        chains = [members[s] if t == 0 else members[s][::-1] for s in order]
+        par = [-1] * len(servers)
+        for k, chain in enumerate(chains):
+            for j in range(1, len(chain)):
+                par[chain[j]] = chain[j - 1]
+            up = node_trees[t][k]
+            par[chain[0]] = -1 if up < 0 else chains[up][0]
+        out.append(par)
+    return out
+
+
+def _depth(parents):
+    deepest = 0
+    for i in range(len(parents)):
+        d, j = 0, i
+        while parents[j] >= 0:
+            j, d = parents[j], d + 1
+        deepest = max(deepest, d)
+    return deepest
+
+
 class TreeAllReduce(Collective):
-    """NCCL's tree all-reduce on a double binary tree: half of the buffer on each tree, in chunks; a rank
-    sends a chunk to its parent once it has the chunk from all its children (reduce), the root then sends
-    it down, each rank forwarding it to its children (broadcast).  Every rank sends the same bytes in all as
-    the ring (2 (N - 1) / N of the buffer on average) in 2 x depth steps instead of 2 (N - 1)."""
+    """NCCL's tree all-reduce: half of the buffer on each of two trees (``nccl_trees``: a chain inside each
+    server, a double binary tree across servers), in chunks; a rank sends a chunk to its parent once it has
+    the chunk from all its children (reduce), the root then sends it down, each rank forwarding it to its
+    children (broadcast).  Every rank sends the same bytes in all as the ring (2 (N - 1) / N of the buffer
+    on average) in 2 x depth steps instead of 2 (N - 1)."""
     name = "allreduce_tree"
 
     def __init__(self, *a, **kw):
@@ -365,7 +466,7 @@ class TreeAllReduce(Collective):
         self._trivial = n == 1 or self.nbytes == 0
         if self._trivial:
             return
-        self.parents = double_binary_tree(n)
+        self.parents = nccl_trees([self.t.server(r) for r in self.ranks])
         self.children = [[[] for _ in range(n)] for _ in range(2)]
         for t in range(2):
             for i, par in enumerate(self.parents[t]):
@@ -375,7 +476,7 @@ class TreeAllReduce(Collective):
         self.half_chunks = [chunks_of(h, self.chunk_bytes) if h > 0 else [] for h in halves]
         self.up = {}                # (tree, rank, chunk) -> children's chunks received
         self.left = sum((n - 1) * len(c) for c in self.half_chunks)     # broadcast arrivals to come
-        self.steps = 2 * tree_depth(n)
+        self.steps = 2 * max(_depth(p) for p in self.parents)
         if self.left == 0:
             self._trivial = True
 
@@ -414,31 +515,6 @@ class TreeAllReduce(Collective):
             self._finish()
 
 
-NCCL_ALGOS = ("ring", "tree", "auto")
-
-
-def choose_allreduce(n, nbytes, rate_bps, alpha_ps, algo="auto"):
-    """The all-reduce algorithm NCCL's tuner would pick for ``n`` ranks across servers: the lower of the
-    alpha-beta estimates ring = 2 (N - 1) (alpha + S / N beta) and tree = 2 depth alpha + 2 S beta (a
-    double binary tree pipelines its chunks; its busiest rank sends twice its buffer), or ``algo`` forced."""
-    if algo not in NCCL_ALGOS:
-        raise WormholeError("unknown NCCL algorithm (ring, tree, auto)", value=algo)
-    if algo != "auto":
-        return algo
-    if n <= 2:
-        return "ring"
-    beta = 8.0 / rate_bps * 1e12
-    ring = 2 * (n - 1) * (alpha_ps + nbytes / n * beta)
-    tree = 2 * tree_depth(n) * alpha_ps + 2 * nbytes * beta
-    return "tree" if tree < ring else "ring"
-
-
-def tree_crossover_bytes(n, rate_bps, alpha_ps):
-    """Buffer size above which the tuner (``choose_allreduce``) prefers the ring: N alpha (N - 1 - depth) / beta."""
-    beta = 8.0 / rate_bps * 1e12
-    return n * alpha_ps * (n - 1 - tree_depth(n)) / beta
-
-
 COLLECTIVES = {
     "allreduce": RingAllReduce, "reducescatter": ReduceScatter, "allgather": AllGather,
     "broadcast": Broadcast, "alltoall": AllToAll, "sendrecv": SendRecv,
@@ -446,8 +522,17 @@ COLLECTIVES = {
 
 
 def ring_order(gpus, gpus_per_server=8):
-    """NCCL's ring order: GPUs grouped by server (a server's GPUs adjacent)."""
-    return sorted(gpus, key=lambda g: (g // gpus_per_server, g))
+    """NCCL's ring order: a server's GPUs adjacent, every other server's in reverse, so that the ring leaves
+    a server and enters the next through GPUs of the same local index: on a rail-optimized fabric each
+    crossing stays on one rail (a leaf, no spine), as NCCL builds its rings NIC n to NIC n.  (With an odd
+    number of servers the ring's closing edge crosses rails.)"""
+    by = {}
+    for g in sorted(gpus):
+        by.setdefault(g // gpus_per_server, []).append(g)
+    out = []
+    for i, s in enumerate(sorted(by)):
+        out += by[s] if i % 2 == 0 else by[s][::-1]
+    return out
 
 
 def alpha_beta_ring(kind, n, nbytes, rate_bps, alpha_ps, chunk_bytes=DEFAULT_CHUNK, wire_overhead=1.0):

@@ -18,6 +18,7 @@ class GpuSpec:
     efficiency: float        # fraction of peak that training kernels reach
     nvlink_gbps: float       # NVLink bandwidth per direction per GPU, Gb/s
     nvlink_latency_us: float
+    nvls: bool = False       # NVSwitch reduction and multicast (NCCL's NVLS algorithms: Hopper and later)
 
     def compute_ps(self, flops):
         return int(round(flops / (self.peak_flops * self.efficiency) * 1e12))
@@ -25,7 +26,7 @@ class GpuSpec:
 
 GPUS = {
     "a100": GpuSpec("a100", 312e12, 0.45, 2400.0, 1.0),
-    "h100": GpuSpec("h100", 989e12, 0.45, 3600.0, 1.0),
+    "h100": GpuSpec("h100", 989e12, 0.45, 3600.0, 1.0, nvls=True),
 }
 
 

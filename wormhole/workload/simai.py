@@ -18,7 +18,9 @@ weight-gradient compute, then its collective, non-blocking).
 from dataclasses import dataclass
 
 from ..errors import read_text
-from .collectives import COLLECTIVES, DEFAULT_CHUNK, DEFAULT_INFLIGHT, Transport
+from . import tuner
+from .algorithms import IMPLEMENTATIONS
+from .collectives import COLLECTIVES, DEFAULT_CHUNK, DEFAULT_INFLIGHT, Transport, ring_order
 from .models import WorkloadError
 
 POLICIES = ("HYBRID_TRANSFORMER_FWD_IN_BCKWD", "HYBRID_TRANSFORMER", "DATA", "MICRO")
@@ -131,8 +133,10 @@ class SimAIIteration:
     """Run a SimAI workload on ``gpus`` GPUs (hosts 0..gpus-1) of ``net``."""
 
     def __init__(self, net, workload, gpus, gpus_per_server=8, nvlink_gbps=2400.0, nvlink_latency_us=1.0,
-                 chunk_bytes=DEFAULT_CHUNK, max_inflight=DEFAULT_INFLIGHT, iterations=1):
+                 chunk_bytes=DEFAULT_CHUNK, max_inflight=DEFAULT_INFLIGHT, iterations=1, nccl_algo="ring",
+                 nvls=False):
         self.net = net
+        self.nccl_algo = tuner.check_name(nccl_algo)    # all-reduces, reduce-scatters, all-gathers of the file
         self.w = workload
         self.gpus = int(gpus)
         tp = max(1, workload.tp)
@@ -150,6 +154,7 @@ class SimAIIteration:
         self.ep = max(1, workload.ep)
         self.gps = int(gpus_per_server)
         self.t = Transport(net, self.gps, nvlink_gbps, int(nvlink_latency_us * 1e6))
+        self.hw = tuner.Hardware(self.t.nvlink_bps, net.topology.nic_rate(), bool(nvls))
         self.chunk = int(chunk_bytes)
         self.inflight = int(max_inflight)
         self.iterations = int(iterations)
@@ -200,13 +205,18 @@ class SimAIIteration:
                     w()
                 waiters.clear()
             chunk = self.chunk
-            coll = COLLECTIVES[kind](self.t, group, nbytes, on_done=done, chunk_bytes=chunk,
-                                     max_inflight=self.inflight)
+            cls = COLLECTIVES[kind]
+            if kind in tuner.KINDS:         # the file names the collective; NCCL picks its algorithm
+                algo = tuner.choose(kind, tuner.Shape.of(group, self.gps), self.hw, nbytes, self.nccl_algo)
+                cls = IMPLEMENTATIONS[(kind, algo)]
+            order = ring_order(group, self.gps) if getattr(cls, "ring", False) else group
+            coll = cls(self.t, order, nbytes, on_done=done, chunk_bytes=chunk, max_inflight=self.inflight)
+            coll.order = order
             entry = self._colls[gkey] = (coll, waiters)
         coll, waiters = entry
         if cont is not None:
             waiters.append(cont)
-        coll.ready(group.index(self.gpu_ids[rank]))
+        coll.ready(coll.order.index(self.gpu_ids[rank]))
         return coll
 
     def _step(self, r, phase, i):

@@ -1,6 +1,6 @@
 """Random fabrics and workloads, and the invariants every run must keep.
 Shared by the CI property tests (tests/test_properties.py) and the long soak
-(bench/soak.py)."""
+(bench/soak.py); it uses the Network API only."""
 import random
 
 import networkx as nx
@@ -134,7 +134,7 @@ def run_case(seed, max_size=2_000_000, max_flows=24, accelerate=False, cc=None, 
         net.send(a, b, s, at=t)
     times = []
     step = 200 * US
-    while net._kernel.pending_events > 0:
+    while net.peek() is not None:
         net.run(until=net.now + step)
         times.append(net.now)
         if net.now > 5_000_000 * US:

@@ -1,6 +1,8 @@
 """Random corruptions of valid input files, fed to every reader: each must end
 in a WormholeError (naming the file) or a valid result, never another
-exception.  Shared by tests/test_fuzz.py and bench/fuzz.py."""
+exception.  Shared by tests/test_fuzz.py and bench/fuzz.py; the valid inputs
+are the test fixtures (a source checkout's tests/data, given as ``data``) and
+the shipped presets."""
 import os
 import random
 
@@ -8,9 +10,7 @@ import wormhole as wh
 from wormhole.cluster import ClusterSimulator, ClusterSpec, ModelPool, make_contention, read_measured, read_trace
 from wormhole.workload import load_preset, read_simai
 
-DATA = os.path.join(os.path.dirname(os.path.abspath(__file__)), "data")
-RUN = os.path.join(DATA, "hpcc-ns3-runs", "ring_intra_dcqcn")
-PRESETS = os.path.join(os.path.dirname(DATA), "..", "wormhole", "presets")
+PRESETS = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "presets")
 PRESET = os.path.join(PRESETS, "gpt13b.yaml")
 SPEC = os.path.join(PRESETS, "cluster_testbed_16gpu.yaml")
 POOL_YAML = os.path.join(PRESETS, "pool_v100.yaml")
@@ -73,15 +73,17 @@ def _cluster_run(path):
     ClusterSimulator(jobs, POOL, ClusterSpec.uniform(2, 8, nic="463MB/s"), make_contention("mosim")).run()
 
 
-def readers():
-    """name -> (file, reader, field separator or None for whitespace)."""
-    topo = wh.read_topology(os.path.join(RUN, "topology.txt"))
-    cl = os.path.join(DATA, "cluster")
+def readers(data):
+    """name -> (file, reader, field separator or None for whitespace), the files
+    under the fixture folder ``data`` (tests/data) and the presets."""
+    run = os.path.join(data, "hpcc-ns3-runs", "ring_intra_dcqcn")
+    topo = wh.read_topology(os.path.join(run, "topology.txt"))
+    cl = os.path.join(data, "cluster")
     return {
-        "topology": (os.path.join(RUN, "topology.txt"), wh.read_topology, None),
-        "flows": (os.path.join(RUN, "flow.txt"), lambda p: wh.read_flows(p, topo), None),
-        "config": (os.path.join(RUN, "config.txt"), wh.Config.from_file, None),
-        "simai": (os.path.join(DATA, "simai", "gpt13b_tp8_pp1_a100.txt"), read_simai, None),
+        "topology": (os.path.join(run, "topology.txt"), wh.read_topology, None),
+        "flows": (os.path.join(run, "flow.txt"), lambda p: wh.read_flows(p, topo), None),
+        "config": (os.path.join(run, "config.txt"), wh.Config.from_file, None),
+        "simai": (os.path.join(data, "simai", "gpt13b_tp8_pp1_a100.txt"), read_simai, None),
         "preset": (PRESET, load_preset, None),
         "cluster_trace": (os.path.join(cl, "testbed-trace-16gpu.csv"), _cluster_run, ","),
         "tiresias_trace": (os.path.join(cl, "tiresias_20_job.csv"), read_trace, ","),
@@ -91,12 +93,14 @@ def readers():
     }
 
 
-def fuzz(n_per_reader, workdir, seed=0):
-    """Returns (cases, unexpected) where unexpected lists (reader, exception repr, input)."""
+def fuzz(n_per_reader, workdir, data, seed=0):
+    """Corruptions of the inputs under ``data`` (tests/data) and the presets, in
+    ``workdir``.  Returns (cases, unexpected) where unexpected lists (reader,
+    exception repr, input)."""
     rnd = random.Random(seed)
     unexpected = []
     cases = 0
-    for name, (src, read, sep) in readers().items():
+    for name, (src, read, sep) in readers(data).items():
         with open(src, encoding="utf-8") as fh:
             text = fh.read()
         ext = os.path.splitext(src)[1]

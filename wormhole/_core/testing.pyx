@@ -1,0 +1,254 @@
+# cython: language_level=3, boundscheck=False, wraparound=False, cdivision=True, initializedcheck=False
+"""Wrappers of the kernel's C rules, for the tests: nothing in a simulation
+runs through this module and nothing in the package imports it.
+
+Each applies one rule of the C code the kernel runs to values given from
+Python: the serialisation time and the reference's time conversion
+(wh_time.h), one congestion-control update (cc.pxd, cc_swift.pxd), one switch-MMU rule
+(mmu.pxd).  The tests compare them with hand-computed values.
+"""
+from libc.string cimport memset
+from libc.stdint cimport int64_t, uint64_t, uint32_t
+
+from wormhole._core.defs cimport *
+from wormhole._core.kernel cimport _fill_cc_params
+from wormhole._core.mmu cimport (mmu_threshold, mmu_admit, mmu_add, mmu_remove, mmu_should_pause,
+                                 mmu_should_resume, mmu_should_mark)
+from wormhole._core.cc cimport (dcqcn_init, dcqcn_cnp, dcqcn_alpha_update, dcqcn_decrease, dcqcn_increase,
+                                hpcc_init, hpcc_on_ack, timely_init, timely_on_ack, dctcp_init, dctcp_on_ack)
+from wormhole._core.cc_swift cimport swift_target, swift_bound, swift_init, swift_on_ack, swift_on_loss, swift_on_rto, swift_pace_rate
+
+
+def _py_tx_time_ps(int64_t nbytes, int64_t bps, int64_t quantum_ps=1000):
+    """Serialisation time in ps (the kernel's C helper)."""
+    return wh_tx_time_ps(nbytes, bps, quantum_ps)
+
+
+def _py_ns3_seconds_to_ns(double v):
+    """The reference's double-seconds to integer-ns conversion."""
+    return wh_ns3_seconds_to_ns(v)
+
+
+# ------------------------------------------------------------------ CC rules
+
+def _py_dcqcn(str step, dict state, dict cc, int64_t rate, int64_t line_rate=0):
+    """Apply one DCQCN rule ('cnp', 'alpha', 'decrease', 'increase') to a state
+    dict; returns (state, rate, flag) where flag is 'first CNP' or 'cut'."""
+    cdef CcParams p
+    cdef DcqcnState st
+    cdef bint flag = False
+    _fill_cc_params(&p, cc, 1000)
+    memset(&st, 0, sizeof(DcqcnState))
+    dcqcn_init(&st, line_rate)
+    st.alpha = state.get("alpha", st.alpha)
+    st.target_rate = state.get("target_rate", st.target_rate)
+    st.rp_stage = state.get("rp_stage", st.rp_stage)
+    st.first_cnp = state.get("first_cnp", st.first_cnp)
+    st.alpha_cnp = state.get("alpha_cnp", st.alpha_cnp)
+    st.dec_cnp = state.get("dec_cnp", st.dec_cnp)
+    if step == "cnp":
+        flag = dcqcn_cnp(&st, &p, &rate)
+    elif step == "alpha":
+        dcqcn_alpha_update(&st, &p)
+    elif step == "decrease":
+        flag = dcqcn_decrease(&st, &p, &rate)
+    elif step == "increase":
+        dcqcn_increase(&st, &p, &rate, line_rate)
+    else:
+        raise ValueError(step)
+    return ({"alpha": st.alpha, "target_rate": st.target_rate, "rp_stage": st.rp_stage,
+             "first_cnp": st.first_cnp, "alpha_cnp": st.alpha_cnp, "dec_cnp": st.dec_cnp}, rate, flag)
+
+
+def _py_hpcc_on_ack(dict state, dict cc, list hops, int64_t ack_seq, int64_t snd_nxt, int64_t max_rate,
+                    int64_t base_rtt_ns, int64_t win):
+    """One HPCC ACK. hops: [(time_ns, tx_bytes, qlen_bytes, rate_bps)] as a switch
+    measured them (packed here as on the wire). Returns (state, changed, new_rate)."""
+    cdef CcParams p
+    cdef HpccState st
+    cdef IntHop ih[5]
+    cdef int i, n = len(hops)
+    cdef int64_t nr = 0
+    cdef bint changed
+    _fill_cc_params(&p, cc, 1000)
+    hpcc_init(&st, max_rate)
+    st.last_update_seq = state.get("last_update_seq", 0)
+    st.cur_rate = state.get("cur_rate", max_rate)
+    st.inc_stage = state.get("inc_stage", 0)
+    st.u = state.get("u", 1.0)
+    for i, h in enumerate(state.get("hops", [])):
+        st.hop[i].time = <uint32_t>((h[0]) & 0xFFFFFF)
+        st.hop[i].bytes = <uint32_t>((h[1] // (128 * p.int_multi)) & 0xFFFFF)
+        st.hop[i].qlen = <uint32_t>((h[2] // (80 * p.int_multi)) & 0x1FFFF)
+        st.hop[i].rate_bps = h[3]
+    for i in range(n):
+        ih[i].time = <uint32_t>(hops[i][0] & 0xFFFFFF)
+        ih[i].bytes = <uint32_t>((hops[i][1] // (128 * p.int_multi)) & 0xFFFFF)
+        ih[i].qlen = <uint32_t>((hops[i][2] // (80 * p.int_multi)) & 0x1FFFF)
+        ih[i].rate_bps = hops[i][3]
+    changed = hpcc_on_ack(&st, &p, ih, n, ack_seq, snd_nxt, max_rate, base_rtt_ns, win, &nr)
+    return ({"last_update_seq": st.last_update_seq, "cur_rate": st.cur_rate, "inc_stage": st.inc_stage,
+             "u": st.u, "hops": [(st.hop[i].time, st.hop[i].bytes * 128 * p.int_multi,
+                                  st.hop[i].qlen * 80 * p.int_multi, st.hop[i].rate_bps) for i in range(n)]},
+            changed, nr)
+
+
+def _py_timely_on_ack(dict state, dict cc, int64_t ack_seq, int64_t snd_nxt, int64_t rtt_ns, int64_t max_rate,
+                      int64_t rate):
+    cdef CcParams p
+    cdef TimelyState st
+    cdef bint changed
+    _fill_cc_params(&p, cc, 1000)
+    timely_init(&st, max_rate)
+    st.last_update_seq = state.get("last_update_seq", 0)
+    st.cur_rate = state.get("cur_rate", max_rate)
+    st.inc_stage = state.get("inc_stage", 0)
+    st.last_rtt = state.get("last_rtt", 0)
+    st.rtt_diff = state.get("rtt_diff", 0.0)
+    changed = timely_on_ack(&st, &p, ack_seq, snd_nxt, rtt_ns, max_rate, &rate)
+    return ({"last_update_seq": st.last_update_seq, "cur_rate": st.cur_rate, "inc_stage": st.inc_stage,
+             "last_rtt": st.last_rtt, "rtt_diff": st.rtt_diff}, changed, rate)
+
+
+def _py_dctcp_on_ack(dict state, dict cc, int64_t ack_seq, bint ecn, int64_t snd_nxt, int64_t max_rate,
+                     int64_t rate, int64_t mtu=1000):
+    cdef CcParams p
+    cdef DctcpState st
+    _fill_cc_params(&p, cc, mtu)
+    dctcp_init(&st)
+    st.last_update_seq = state.get("last_update_seq", 0)
+    st.high_seq = state.get("high_seq", 0)
+    st.ecn_cnt = state.get("ecn_cnt", 0)
+    st.batch = state.get("batch", 0)
+    st.alpha = state.get("alpha", 1.0)
+    st.ca_state = state.get("ca_state", 0)
+    dctcp_on_ack(&st, &p, ack_seq, ecn, snd_nxt, max_rate, &rate)
+    return ({"last_update_seq": st.last_update_seq, "high_seq": st.high_seq, "ecn_cnt": st.ecn_cnt,
+             "batch": st.batch, "alpha": st.alpha, "ca_state": st.ca_state}, rate)
+
+
+def _py_swift(str step, dict state, dict cc, int64_t now=0, int64_t ack_seq=0, int64_t delay=0,
+              int64_t base_rtt=0, int64_t mtu=1000):
+    """Apply one Swift rule to a state dict (SwiftState's fields; unset ones as
+    a new flow's with cwnd = state['cwnd']): 'ack' (an ACK up to ack_seq with
+    this delay, ps), 'loss' (a NACK), 'rto' (a timeout), 'target' (no event:
+    the bounds and pacing gap of the state as given).  Returns (state, the
+    target delay of the resulting state, ps)."""
+    cdef CcParams p
+    cdef SwiftState st
+    cdef dict full
+    _fill_cc_params(&p, cc, mtu)
+    swift_init(&st, &p, state.get("cwnd", 1.0), state.get("hops", 0), base_rtt)
+    full = st                       # as a dict, the given fields on top, back to the struct
+    for name in state:
+        if name not in full:
+            raise KeyError(name)
+    full.update(state)
+    st = full
+    if step == "ack":
+        swift_on_ack(&st, &p, ack_seq, delay, now, base_rtt)
+    elif step == "loss":
+        swift_on_loss(&st, &p, ack_seq, now, base_rtt)
+    elif step == "rto":
+        swift_on_rto(&st, &p, now, base_rtt)
+    elif step == "target":
+        swift_bound(&st, &p, st.cwnd, now, base_rtt)       # the pacing gap of the state as given
+    else:
+        raise ValueError(step)
+    return st, swift_target(&st, &p)
+
+
+def _py_swift_pace_rate(int64_t pkt_bytes, int64_t gap, int64_t max_rate):
+    """Swift's pacing rate (bps) for one packet of pkt_bytes every gap ps."""
+    return swift_pace_rate(pkt_bytes, gap, max_rate)
+
+
+# ------------------------------------------------------------------ MMU rules
+
+_MMU_PORT_ARRAYS = ("ingress", "hdrm", "egress", "pause_sent")
+_MMU_PORT_SCALARS = ("headroom", "pfc_shift", "kmin", "kmax", "pmax")
+_MMU_SWITCH = ("buffer", "shared_used", "total_hdrm", "total_rsrv", "used")
+
+
+def _py_mmu(str op, dict port, dict switch, int64_t reserve=4096, int64_t resume_offset=3072, int q=3,
+            int64_t size=0, int draws=1, uint64_t seed=1):
+    """Apply one switch-MMU rule of mmu.pxd on a two-port switch (port 0 the
+    ingress, port 1 the egress) built from dicts; returns (result, port 0,
+    port 1, switch) as dicts.  ``op``: 'threshold', 'admit', 'add', 'remove',
+    'pause', 'resume' (on port 0, queue q) or 'mark' (egress port 1, queue q:
+    the number of marks in ``draws`` draws).  ``port`` gives port 0's fields
+    (the arrays as lists of 8 or {queue: value}); port 1 copies its scalars,
+    and ``port['egress']`` is put on port 1."""
+    cdef Sim s
+    cdef MmuPort mm[2]
+    cdef SwitchState sw
+    cdef int i, k
+    cdef object result
+    memset(&s, 0, sizeof(Sim))
+    memset(mm, 0, sizeof(mm))
+    memset(&sw, 0, sizeof(SwitchState))
+    if not 0 <= q < 8:
+        raise ValueError("queue must be 0..7")
+    for name in port:
+        if name not in _MMU_PORT_ARRAYS and name not in _MMU_PORT_SCALARS:
+            raise KeyError(name)
+    for name in switch:
+        if name not in _MMU_SWITCH:
+            raise KeyError(name)
+    for k in range(2):
+        mm[k].headroom = port.get("headroom", 0)
+        mm[k].pfc_shift = port.get("pfc_shift", 3)
+        mm[k].kmin = port.get("kmin", 0)
+        mm[k].kmax = port.get("kmax", 0)
+        mm[k].pmax = port.get("pmax", 0.0)
+    for name in _MMU_PORT_ARRAYS:
+        v = port.get(name, {})
+        items = v.items() if isinstance(v, dict) else enumerate(v)
+        for i, x in items:
+            if name == "ingress":
+                mm[0].ingress[i] = x
+            elif name == "hdrm":
+                mm[0].hdrm[i] = x
+            elif name == "egress":
+                mm[1].egress[i] = x
+            else:
+                mm[0].pause_sent[i] = x
+    sw.buffer = switch.get("buffer", 0)
+    sw.shared_used = switch.get("shared_used", 0)
+    sw.total_hdrm = switch.get("total_hdrm", 0)
+    sw.total_rsrv = switch.get("total_rsrv", 0)
+    sw.used = switch.get("used", 0)
+    s.mmu = mm
+    s.sw = &sw
+    s.p.reserve = reserve
+    s.p.resume_offset = resume_offset
+    s.rng = seed
+    if op == "threshold":
+        result = mmu_threshold(&s, 0, &sw)
+    elif op == "admit":
+        result = bool(mmu_admit(&s, 0, q, size, &sw))
+    elif op == "add":
+        mmu_add(&s, 0, 1, q, size, &sw)
+        result = None
+    elif op == "remove":
+        mmu_remove(&s, 0, 1, q, size, &sw)
+        result = None
+    elif op == "pause":
+        result = bool(mmu_should_pause(&s, 0, q, &sw))
+    elif op == "resume":
+        result = bool(mmu_should_resume(&s, 0, q, &sw))
+    elif op == "mark":
+        result = 0
+        for i in range(draws):
+            if mmu_should_mark(&s, 1, q):
+                result += 1
+    else:
+        raise ValueError("unknown MMU rule %r" % op)
+
+    def _port(k):
+        return {"ingress": [mm[k].ingress[i] for i in range(8)], "hdrm": [mm[k].hdrm[i] for i in range(8)],
+                "egress": [mm[k].egress[i] for i in range(8)],
+                "pause_sent": [mm[k].pause_sent[i] for i in range(8)]}
+    return (result, _port(0), _port(1),
+            {"buffer": sw.buffer, "shared_used": sw.shared_used, "total_hdrm": sw.total_hdrm,
+             "total_rsrv": sw.total_rsrv, "used": sw.used})
