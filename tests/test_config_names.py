@@ -6,13 +6,13 @@ import pytest
 
 import wormhole as wh
 from wormhole import cli
-from wormhole.cc import preset as preset_values
+from wormhole.cc import REGISTRY, preset as preset_values
 from wormhole.config import PARAMS, docs_markdown, preset_differences
 from wormhole.flows import read_flows
 from wormhole.topology import read_topology
 from wormhole.units import gbps
 
-CCS = ("none", "dcqcn", "hpcc", "timely", "dctcp")
+CCS = tuple(REGISTRY)
 
 
 @pytest.fixture(scope="module")

@@ -75,11 +75,13 @@ class Backend(abc.ABC):
         """Flows and connections added so far."""
 
     @abc.abstractmethod
-    def add_flow(self, src, dst, nbytes, start, sport, dport, pg, persistent, want_done, want_delivered):
+    def add_flow(self, src, dst, nbytes, start, sport, dport, pg, persistent, want_done, want_delivered, cc=None):
         """Add a flow (``persistent``: a connection that messages are posted to) of
         checked arguments (node ids, bytes, start ps); returns (flow id, its
         standalone FCT ps).  ``want_done`` / ``want_delivered``: whether the facade
-        wants the _flow_done / _flow_delivered reports.  RoutingError if no path."""
+        wants the _flow_done / _flow_delivered reports.  ``cc``: the flow's own
+        congestion control (a registry name other than the config's; None: the
+        config's).  RoutingError if no path."""
 
     @abc.abstractmethod
     def post(self, conn, mid, nbytes):

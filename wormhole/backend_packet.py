@@ -12,7 +12,7 @@ from collections import deque
 
 import numpy as np
 
-from ._core.kernel import Kernel
+from ._core.kernel import RUN_CODES, Kernel
 from . import cc as ccmod
 from . import kernel_inputs as ki
 from .backend import BASE_HEADER, Backend, standalone_fct
@@ -20,7 +20,7 @@ from .errors import ApiError, ResourceLimitError, RoutingError
 from .units import NS, ns3_fixed_point
 
 INT64_MAX = (1 << 63) - 1
-_RUN_IDLE, _RUN_CALLBACKS, _RUN_USER, _RUN_LIMIT = 0, 1, 2, 3
+_RUN_IDLE, _RUN_CALLBACKS, _RUN_USER, _RUN_LIMIT = (RUN_CODES[k] for k in ("idle", "callbacks", "user", "limit"))
 
 
 def kernel_params(net):
@@ -102,7 +102,25 @@ class PacketBackend(Backend):
     def n_flows(self):
         return self._kernel.n_flows
 
-    def add_flow(self, src, dst, nbytes, start, sport, dport, pg, persistent, want_done, want_delivered):
+    def _flow_cc(self, cc):
+        """The kernel kind of a flow's own algorithm (-1: the config's).  Its packets
+        carry the header of the config's cc, so an algorithm that reads INT hop
+        records needs a config whose packets have them; the memo's keys assume one
+        algorithm, so it takes no other."""
+        c = self.net.config
+        if cc is None:
+            return -1
+        spec, hops = ccmod.spec(cc), ccmod.kernel_table()[2]["hops"]
+        if spec.int_mode == hops and ccmod.spec(c.cc).int_mode != hops:
+            raise ApiError("send: cc %r reads INT hop records, which the packets of this configuration (cc=%r) do "
+                           "not carry" % (cc, c.cc), argument="cc", value=cc)
+        if c.accelerate and c.memo:
+            raise ApiError("send: a flow's own cc (%r, the configuration's is %r) with the memo of the accelerator: "
+                           "memo keys assume one algorithm (give memo=False)" % (cc, c.cc), argument="cc", value=cc)
+        return spec.kind
+
+    def add_flow(self, src, dst, nbytes, start, sport, dport, pg, persistent, want_done, want_delivered, cc=None):
+        kind = self._flow_cc(cc)
         f, c = self.net.fabric, self.net.config
         hs, hd = int(f.host_idx[src]), int(f.host_idx[dst])
         if f.pair_hops[hs, hd] < 0:
@@ -111,7 +129,7 @@ class PacketBackend(Backend):
         win = bdp if c.has_win else 0
         try:
             fid = self._kernel.add_flow(src, dst, 0 if persistent else nbytes, start, sport, dport, pg, int(win),
-                                        rtt_ns * NS, bool(c.var_win), want_done, persistent, want_delivered)
+                                        rtt_ns * NS, bool(c.var_win), want_done, persistent, want_delivered, kind)
         except ValueError as e:
             raise RoutingError(str(e), value=(src, dst))
         if persistent:

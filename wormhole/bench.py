@@ -145,10 +145,12 @@ def kernel_main(argv=None):
     ap.add_argument("--repeat", type=int, default=3)
     ap.add_argument("--json", action="store_true", help="one JSON object per scenario")
     ap.add_argument("--only", choices=sorted(SCENARIOS) + list(REFERENCE_RUNS))
-    ap.add_argument("--cc", default="all", help="none, dcqcn, hpcc, timely, dctcp or all (default)")
+    from .cc import REGISTRY
+    ap.add_argument("--cc", default="all", choices=list(REGISTRY) + ["all"],
+                    help="%s or all (default)" % ", ".join(REGISTRY))
     ap.add_argument("--no-reference", action="store_true", help="skip the reference inputs (tests/data)")
     args = ap.parse_args(argv)
-    ccs = ["none", "dcqcn", "hpcc", "timely", "dctcp"] if args.cc == "all" else [args.cc]
+    ccs = list(REGISTRY) if args.cc == "all" else [args.cc]
     runs = [(name, build, cc) for name, build in SCENARIOS.items() for cc in ccs]
     if not args.no_reference and os.path.isdir(_REF_DIR):
         runs += [(case, reference_run(case), case.rsplit("_", 1)[1]) for case in REFERENCE_RUNS]

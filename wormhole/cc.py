@@ -1,5 +1,14 @@
-"""Congestion-control registry and the per-algorithm presets of the reference's
-run script (``simulation/run.py``), selectable by name."""
+"""The congestion-control registry and the per-algorithm presets of the
+reference's run script (``simulation/run.py``), selectable by name.
+
+``REGISTRY`` is the one list of algorithm names: the configuration's ``cc``
+values and the reference's CC_MODE codes (``wormhole.config``), the presets and
+the CLI's choices derive from it.  Each name is a row of the kernel's table of
+operations (``CC_TABLE`` in ``_core/cc_table.pxi``), which holds the kernel's
+side of the algorithm (its enum value, the feedback it needs in packets);
+``kernel_table`` checks that the two name the same algorithms."""
+import importlib
+import math
 from dataclasses import dataclass
 
 from .errors import ConfigError
@@ -21,26 +30,59 @@ def _no_bounded_loop(c, rtt_ps):
 @dataclass(frozen=True)
 class CcSpec:
     name: str
-    int_bytes: int      # INT header bytes in every data packet and echoed in the ACK
-    int_mode: int       # kernel IntMode: 0 none, 1 timestamp, 2 hop records
-    ref_code: int       # the reference's CC_MODE
+    ref_code: int       # the reference's CC_MODE (None: not an algorithm of the reference)
     doc: str
     # (config, base RTT ps) -> the period of the algorithm's slowest control loop, ps, or None when its
     # oscillation under contention has no period bounded by its parameters; the accelerator's goodput
     # test needs a rate window spanning eight of them
     loop_period: object = _per_rtt
 
+    @property
+    def kind(self):
+        """The kernel's CcKind (its row of the table of operations)."""
+        return kernel_table()[0][self.name]
 
-REGISTRY = {
-    "none": CcSpec("none", 0, 0, 0, "fixed rate: line rate, window = BDP (no reaction)"),
-    "dcqcn": CcSpec("dcqcn", 0, 0, 1, "DCQCN, Mellanox flavour: ECN-echo ACKs as CNPs, alpha/decrease/"
-                    "increase timers", _dcqcn_loop),
-    "hpcc": CcSpec("hpcc", 42, 2, 3, "HPCC: INT hop records, window and rate from the normalised inflight"),
+    @property
+    def int_mode(self):
+        """The kernel's IntMode: the feedback the algorithm reads from ACKs."""
+        return kernel_table()[1][self.name][0]
+
+    @property
+    def int_bytes(self):
+        """INT header bytes in every data packet, echoed in the ACK."""
+        return kernel_table()[1][self.name][1]
+
+
+REGISTRY = {s.name: s for s in (
+    CcSpec("none", 0, "fixed rate: line rate, window = BDP (no reaction)"),
+    CcSpec("dcqcn", 1, "DCQCN, Mellanox flavour: ECN-echo ACKs as CNPs, alpha/decrease/increase timers",
+           _dcqcn_loop),
+    CcSpec("hpcc", 3, "HPCC: INT hop records, window and rate from the normalised inflight"),
     # TIMELY's rate under contention swings on the RTT gradient's own time scale (measured: 2 flows on one
     # bottleneck finished 5.8% early with the goodput test on), so it has none
-    "timely": CcSpec("timely", 8, 1, 7, "TIMELY: RTT gradient, HAI after 5 increases", _no_bounded_loop),
-    "dctcp": CcSpec("dctcp", 0, 0, 8, "DCTCP, rate-based: alpha per window, one cut per window of ECN"),
-}
+    CcSpec("timely", 7, "TIMELY: RTT gradient, HAI after 5 increases", _no_bounded_loop),
+    CcSpec("dctcp", 8, "DCTCP, rate-based: alpha per window, one cut per window of ECN"),
+    # Swift's windows even out at a pace set by the excess delay, not by its parameters (measured: two flows
+    # of ~160 packets on one 100 Gb/s bottleneck, above the flow-scaling range, still 60/35 after 28 ms), so
+    # it has none
+    CcSpec("swift", None, "Swift (SIGCOMM 2020): a window steered to a target delay (flow and hop scaling), "
+           "AIMD with one decrease per RTT, paced below one packet", _no_bounded_loop),
+)}
+
+_TABLE = []
+
+
+def kernel_table():
+    """({name: CcKind}, {name: (IntMode, INT bytes)}, {IntMode name: value}) of
+    the kernel's table of operations and its INT modes, checked once against
+    REGISTRY (loads the kernel on first use)."""
+    if not _TABLE:
+        k = importlib.import_module("._core.kernel", __package__)
+        if set(k.CC_KINDS) != set(REGISTRY):
+            raise RuntimeError("the kernel's congestion-control table (%s) and wormhole.cc.REGISTRY (%s) differ"
+                               % (", ".join(k.CC_KINDS), ", ".join(REGISTRY)))
+        _TABLE.append((dict(k.CC_KINDS), dict(k.CC_WIRE), dict(k.INT_MODES)))
+    return _TABLE[0]
 
 
 def spec(name):
@@ -50,13 +92,33 @@ def spec(name):
         raise ConfigError("unknown congestion control %r (one of %s)" % (name, ", ".join(REGISTRY)), value=name)
 
 
+def ref_codes():
+    """{reference CC_MODE: name} of the algorithms the reference has."""
+    return {s.ref_code: s.name for s in REGISTRY.values() if s.ref_code is not None}
+
+
 def _us_to_ps(v):
     """MicroSeconds(double) of the reference, in ps."""
     return ns3_fixed_point(float(v), 1000) * NS
 
 
+def _swift_scaling(c):
+    """Swift's flow-scaling alpha and beta (ps) from its range and the windows
+    (packets) at which the term is fs_range and 0."""
+    lo, hi = float(c.swift_fs_min_cwnd), float(c.swift_fs_max_cwnd)
+    if not lo < hi:
+        raise ConfigError("swift_fs_min_cwnd (%g) must be below swift_fs_max_cwnd (%g)" % (lo, hi), value=lo)
+    if float(c.swift_min_cwnd) > float(c.swift_max_cwnd):
+        raise ConfigError("swift_min_cwnd (%g) must not exceed swift_max_cwnd (%g)"
+                          % (c.swift_min_cwnd, c.swift_max_cwnd), value=c.swift_min_cwnd)
+    fs_range = float(c.swift_fs_range) * 1e6
+    alpha = fs_range / (1 / math.sqrt(lo) - 1 / math.sqrt(hi))
+    return fs_range, alpha, -alpha / math.sqrt(hi)
+
+
 def kernel_params(c):
     """The kernel's CcParams from a Config."""
+    fs_range, fs_alpha, fs_beta = _swift_scaling(c)
     return {
         "name": c.cc,
         "min_rate": int(c.min_rate),
@@ -81,6 +143,18 @@ def kernel_params(c):
         "tmly_tlow": ns3_fixed_point(float(c.timely_t_low), 1000),
         "tmly_thigh": ns3_fixed_point(float(c.timely_t_high), 1000),
         "tmly_min_rtt": ns3_fixed_point(float(c.timely_min_rtt), 1000),
+        "sw_base_target": int(round(float(c.swift_base_target) * 1e6)),
+        "sw_hop_scale": int(round(float(c.swift_hop_scale) * 1e6)),
+        "sw_fs_range": fs_range,
+        "sw_fs_alpha": fs_alpha,
+        "sw_fs_beta": fs_beta,
+        "sw_ai": float(c.swift_ai),
+        "sw_beta": float(c.swift_beta),
+        "sw_max_mdf": float(c.swift_max_mdf),
+        "sw_min_cwnd": float(c.swift_min_cwnd),
+        "sw_max_cwnd": float(c.swift_max_cwnd),
+        "sw_init_cwnd": float(c.swift_init_cwnd),
+        "sw_retx_reset": int(c.swift_retx_reset),
     }
 
 
@@ -114,38 +188,65 @@ def ecn_maps(dctcp, bw, link_rates=()):
     return {"kmax_map": text(kmax), "kmin_map": text(kmin), "pmax_map": text([pmax] * len(rates))}
 
 
-def preset(name, nic_gbps=100, link_rates=()):
-    """Parameter values of the reference's run.py for ``name`` at a NIC rate of
-    ``nic_gbps`` (Gb/s): dcqcn, dcqcn_paper, dcqcn_vwin, dcqcn_paper_vwin, hpcc,
-    timely, timely_vwin, dctcp.  The ECN maps also cover ``link_rates`` (bps)."""
-    bw = int(nic_gbps)
-    if bw <= 0:
-        raise ConfigError("NIC rate must be positive", value=nic_gbps)
-    v = _common(bw)
-    v.update(ecn_maps(name == "dctcp", bw, link_rates))
-    if name.startswith("dcqcn"):
-        v.update(cc="dcqcn", rate_ai="%gMb/s" % (5 * bw / 25), rate_hai="%gMb/s" % (50 * bw / 25),
-                 has_win=False, var_win=False, fast_react=False, ack_high_prio=True)
-        if "paper" in name:
-            v.update(alpha_resume_interval=50, rate_decrease_interval=50, rp_timer=55)
-        if name.endswith("vwin"):
-            v.update(has_win=True, var_win=True, ack_high_prio=False)
-        if name not in ("dcqcn", "dcqcn_paper", "dcqcn_vwin", "dcqcn_paper_vwin"):
-            raise ConfigError("unknown preset", value=name)
-    elif name in ("hpcc", "hp"):
-        v.update(cc="hpcc", rate_ai="%gMb/s" % (10 * bw / 25), rate_hai="%gMb/s" % (10 * bw / 25),
-                 has_win=True, var_win=True, fast_react=True, int_multi=max(1, bw // 25), ack_high_prio=False)
-    elif name == "dctcp":
-        v.update(cc="dctcp", rate_ai="10Mb/s", rate_hai="10Mb/s", dctcp_rate_ai="615Mb/s", ewma_gain=0.0625,
-                 has_win=True, var_win=True, fast_react=False, ack_high_prio=False)
-    elif name in ("timely", "timely_vwin"):
-        v.update(cc="timely", rate_ai="%gMb/s" % (10 * bw / 10), rate_hai="%gMb/s" % (50 * bw / 10),
-                 has_win=name.endswith("vwin"), var_win=name.endswith("vwin"), fast_react=False,
-                 ack_high_prio=True)
-    else:
-        raise ConfigError("unknown preset %r (dcqcn, dcqcn_paper, dcqcn_vwin, dcqcn_paper_vwin, hpcc, timely, "
-                          "timely_vwin, dctcp)" % name, value=name)
+def _dcqcn(bw, paper=False, vwin=False):
+    v = dict(cc="dcqcn", rate_ai="%gMb/s" % (5 * bw / 25), rate_hai="%gMb/s" % (50 * bw / 25), has_win=False,
+             var_win=False, fast_react=False, ack_high_prio=True)
+    if paper:
+        v.update(alpha_resume_interval=50, rate_decrease_interval=50, rp_timer=55)
+    if vwin:
+        v.update(has_win=True, var_win=True, ack_high_prio=False)
     return v
 
 
-PRESETS = ("dcqcn", "dcqcn_paper", "dcqcn_vwin", "dcqcn_paper_vwin", "hpcc", "timely", "timely_vwin", "dctcp")
+def _hpcc(bw):
+    return dict(cc="hpcc", rate_ai="%gMb/s" % (10 * bw / 25), rate_hai="%gMb/s" % (10 * bw / 25), has_win=True,
+                var_win=True, fast_react=True, int_multi=max(1, bw // 25), ack_high_prio=False)
+
+
+def _timely(bw, vwin=False):
+    return dict(cc="timely", rate_ai="%gMb/s" % (10 * bw / 10), rate_hai="%gMb/s" % (50 * bw / 10), has_win=vwin,
+                var_win=vwin, fast_react=False, ack_high_prio=True)
+
+
+def _dctcp(bw):
+    return dict(cc="dctcp", rate_ai="10Mb/s", rate_hai="10Mb/s", dctcp_rate_ai="615Mb/s", ewma_gain=0.0625,
+                has_win=True, var_win=True, fast_react=False, ack_high_prio=False, dctcp_ecn=True)
+
+
+def _swift(bw):
+    # not a preset of the reference's run script: its common values (buffer, ECN maps, PFC) with Swift's own
+    # window (the registry's swift_* defaults)
+    return dict(cc="swift", has_win=True, var_win=False, fast_react=False, ack_high_prio=False)
+
+
+# preset name -> its values over the common ones at a NIC rate of bw Gb/s ("dctcp_ecn": DCTCP's ECN maps)
+_PRESETS = {
+    "dcqcn": _dcqcn,
+    "dcqcn_paper": lambda bw: _dcqcn(bw, paper=True),
+    "dcqcn_vwin": lambda bw: _dcqcn(bw, vwin=True),
+    "dcqcn_paper_vwin": lambda bw: _dcqcn(bw, paper=True, vwin=True),
+    "hpcc": _hpcc,
+    "timely": _timely,
+    "timely_vwin": lambda bw: _timely(bw, vwin=True),
+    "dctcp": _dctcp,
+    "swift": _swift,
+}
+PRESETS = tuple(_PRESETS)
+ALIASES = {"hp": "hpcc"}
+
+
+def preset(name, nic_gbps=100, link_rates=()):
+    """Parameter values of the reference's run.py for ``name`` at a NIC rate of
+    ``nic_gbps`` (Gb/s): one of PRESETS (swift's is ours: the reference has no
+    Swift).  The ECN maps also cover ``link_rates`` (bps)."""
+    bw = int(nic_gbps)
+    if bw <= 0:
+        raise ConfigError("NIC rate must be positive", value=nic_gbps)
+    values = _PRESETS.get(ALIASES.get(name, name))
+    if values is None:
+        raise ConfigError("unknown preset %r (%s)" % (name, ", ".join(PRESETS)), value=name)
+    own = values(bw)
+    v = _common(bw)
+    v.update(ecn_maps(own.pop("dctcp_ecn", False), bw, link_rates))
+    v.update(own)
+    return v

@@ -122,7 +122,7 @@ def _build_parser(argv=None):
 def _load_config(args, nic_gbps_of):
     """Config from --config, else the preset named by --cc (at the NIC rate of the
     topology), else defaults; then --set, --cc, --seed overrides."""
-    from .cc import PRESETS
+    from .cc import ALIASES, PRESETS
     over = {}
     for item in args.set:
         if "=" not in item:
@@ -134,7 +134,7 @@ def _load_config(args, nic_gbps_of):
         if args.cc:
             over["cc"] = args.cc
     elif args.cc and args.cc != "none":
-        name = {"hp": "hpcc"}.get(args.cc, args.cc)
+        name = ALIASES.get(args.cc, args.cc)
         if name not in PRESETS:
             raise ConfigError("unknown congestion control or preset %r" % args.cc, value=args.cc)
         cfg = Config.preset(name, nic_gbps_of())

@@ -6,12 +6,12 @@ import math
 import os
 from dataclasses import dataclass
 
-from .cc import PRESETS, preset as _preset_values
+from .cc import ALIASES as _CC_ALIASES, PRESETS, REGISTRY as _CC, preset as _preset_values, ref_codes as _cc_codes
 from .errors import ConfigError, read_text
 from .units import parse_rate, parse_size, parse_time
 
-CC_NAMES = ("none", "dcqcn", "hpcc", "timely", "dctcp")
-CC_MODE_CODES = {1: "dcqcn", 3: "hpcc", 7: "timely", 8: "dctcp"}
+CC_NAMES = tuple(_CC)                  # the registry's names (wormhole.cc.REGISTRY)
+CC_MODE_CODES = _cc_codes()             # the reference's CC_MODE -> name
 
 
 def _bool(v):
@@ -58,9 +58,8 @@ def _cc(v):
         raise ValueError("unknown congestion control %r (one of %s)" % (v, ", ".join(CC_NAMES)))
     if code in CC_MODE_CODES:
         return CC_MODE_CODES[code]
-    if code == 0:
-        return "none"
-    raise ValueError("unsupported CC_MODE %r (1 dcqcn, 3 hpcc, 7 timely, 8 dctcp)" % (v,))
+    raise ValueError("unsupported CC_MODE %r (%s)" % (v, ", ".join("%d %s" % (c, n) for c, n in
+                                                                 sorted(CC_MODE_CODES.items()) if c)))
 
 
 def _str(v):
@@ -90,7 +89,7 @@ def _route_order(v):
 
 def _preset_name(v):
     s = str(v).strip().lower()
-    s = {"hp": "hpcc"}.get(s, s)
+    s = _CC_ALIASES.get(s, s)
     if s in ("auto", "none") or s in PRESETS:
         return s
     raise ValueError("unknown preset %r (auto, none, %s)" % (v, ", ".join(PRESETS)))
@@ -121,11 +120,37 @@ def _p(name, unit, default, doc, parse, ref_key=None, lo=None, hi=None, *, dynam
 
 NOMINAL_GBPS = 100      # NIC rate a preset is shown at before a Network scales it to its fabric
 
+# Swift (not in the reference), with the defaults of htsim's Swift (csg-htsim sim/swift.cpp): name (after
+# swift_), unit, default, range, meaning
+_SWIFT_PARAMS = tuple(_p("swift_" + name, unit, default, "Swift: " + doc, _int if unit == "int" else _float, None,
+                         lo, hi, dynamics=True) for name, unit, default, lo, hi, doc in (
+    ("base_target", "us", 20.0, 0.001, 1e6, "base target delay (RTT) of a flow"),
+    ("hop_scale", "us", 3.0534, 0.0, 1e6, "target delay added per switch on the flow's path (htsim: base target "
+     "/ 6.55)"),
+    ("fs_range", "us", 100.0, 0.0, 1e6, "flow scaling adds alpha / sqrt(cwnd) + beta, clamped to [0, fs_range], "
+     "to the target (htsim: 5 x base target)"),
+    ("fs_min_cwnd", "packets", 0.1, 1e-6, 1e6, "window at which flow scaling adds fs_range"),
+    ("fs_max_cwnd", "packets", 100.0, 1e-6, 1e9, "window at which flow scaling adds nothing"),
+    ("ai", "packets", 1.0, 0.0, 1e6, "additive increase per RTT below the target"),
+    ("beta", "ratio", 0.8, 0.0, 1e3, "multiplicative decrease per unit of relative excess delay (cwnd x= 1 - "
+     "beta (delay - target) / delay)"),
+    ("max_mdf", "ratio", 0.5, 0.0, 0.999, "largest multiplicative decrease at once (also on a loss or a "
+     "retransmission timeout)"),
+    ("min_cwnd", "packets", 0.01, 1e-6, 1e6, "smallest window (below 1 packet the flow is paced at one packet "
+     "per srtt / cwnd; htsim: 10 bytes)"),
+    ("max_cwnd", "packets", 1000.0, 1e-6, 1e9, "largest window"),
+    ("init_cwnd", "packets", 0.0, 0.0, 1e9, "initial window (0: the flow's bandwidth-delay product, a line-rate "
+     "start as the other algorithms)"),
+    ("retx_reset", "int", 5, 1, 1 << 20, "retransmission timeouts in a row that reset the window to "
+     "swift_min_cwnd"),
+))
+
 # The registry.  Order is the order of the generated docs.
 PARAMS = (
-    _p("cc", "name", "none", "congestion control: none (fixed rate: line rate, window = BDP), "
-       "dcqcn, hpcc, timely, dctcp (reference CC_MODE 0, 1, 3, 7, 8); `Config(cc=X)` starts from the "
-       "reference run script's preset of X (see `preset`)", _cc, "CC_MODE", dynamics=True),
+    _p("cc", "name", "none", "congestion control: " + ", ".join(
+        "%s (%s)" % (s.name, "not in the reference" if s.ref_code is None else "CC_MODE %d" % s.ref_code)
+        for s in _CC.values()) + "; none is a fixed rate (line rate, window = BDP); `Config(cc=X)` starts from "
+       "the preset of X (see `preset`)", _cc, "CC_MODE", dynamics=True),
     _p("preset", "name", "auto", "base of every parameter not given explicitly: 'auto' (the reference run "
        "script's preset of `cc`; cc=none has none: the registry defaults), 'none' (the registry "
        "defaults, the reference's C++ defaults; `Config.from_file` and `Config.generic` use it: a config.txt "
@@ -241,6 +266,7 @@ PARAMS = (
     _p("timely_t_low", "us", 50.0, "TIMELY: increase below this RTT", _float, None, 0, 1e9, dynamics=True),
     _p("timely_t_high", "us", 500.0, "TIMELY: decrease above this RTT", _float, None, 0, 1e9, dynamics=True),
     _p("timely_min_rtt", "us", 20.0, "TIMELY: gradient normaliser", _float, None, 0.001, 1e9, dynamics=True),
+    *_SWIFT_PARAMS,
     _p("sample_interval", "us", 0.0, "record every running flow's rate and every non-empty switch queue "
        "this often (0 = off); see Network.samples() and `python -m wormhole plot`", _float, None, 0, 1e9,
        dynamics=False),
@@ -371,7 +397,7 @@ def _preset_of(given):
     if name == "none":
         return None
     if name == "auto":
-        return None if cc in (None, "none") else cc
+        return cc if cc in PRESETS else None         # cc=none has no preset
     own = _preset_values(name, NOMINAL_GBPS)["cc"]
     if cc is not None and cc != own:
         raise ConfigError("cc %r conflicts with preset %r, a preset of %s (give preset='auto' to start from the "
@@ -591,7 +617,7 @@ class Config:
 def preset_differences(gbps=NOMINAL_GBPS):
     """{name: {"default": registry default, cc: value of Config(cc=cc)}} for every
     parameter where the preset of some algorithm differs from the registry."""
-    algs = [c for c in CC_NAMES if c != "none"]
+    algs = [c for c in CC_NAMES if c in PRESETS]
     base = {p.name: p.default for p in PARAMS}
     per = {c: Config(cc=c, preset_gbps=gbps).as_dict() for c in algs}
     out = {}
@@ -604,7 +630,7 @@ def preset_differences(gbps=NOMINAL_GBPS):
 
 
 def _presets_markdown():
-    algs = [c for c in CC_NAMES if c != "none"]
+    algs = [c for c in CC_NAMES if c in PRESETS]
     lines = ["", "## Defaults of `Config(cc=X)` and `--cc X`", "",
              "`Config(cc=X)`, `Network(topology, cc=X)`, `Config.preset(X)`, `python -m wormhole run --cc X` "
              "(without `--config`) and `python -m wormhole.bench --cc X` all mean one thing: every parameter not "

@@ -141,7 +141,9 @@ class FlowBackend(Backend):
         heapq.heappush(self._events, (t, self._seq, kind, arg))
         self._seq += 1
 
-    def add_flow(self, s, d, nbytes, start, sport, dport, pg, persistent, want_done, want_delivered):
+    def add_flow(self, s, d, nbytes, start, sport, dport, pg, persistent, want_done, want_delivered, cc=None):
+        if cc is not None:
+            self.not_available("send(cc=...)")
         path = self._route(s, d, sport, dport)
         fid = len(self.src)
         lat = sum(int(self.fabric.port_delay[p]) for p in path)
@@ -384,6 +386,7 @@ class FlowBackend(Backend):
 
     LACKS = {"samples()": "no packets, so no per-ACK rate or queue samples",
              "cc_state()": "no congestion control, rates come from max-min sharing",
+             "send(cc=...)": "no congestion control, rates come from max-min sharing",
              "port_state()": "no queues, pauses or per-port packet state",
              "pfc_records()": "no PFC",
              "partitions()": "no accelerator",

@@ -21,6 +21,7 @@ from collections import namedtuple
 import numpy as np
 
 from . import backend as bk
+from . import cc as ccmod
 from .config import Config
 from .errors import ApiError, ResourceLimitError, TopologyError, WormholeError
 from .fabric import Fabric
@@ -229,21 +230,26 @@ class Network:
         """Simulated time in ps."""
         return self._backend.now
 
-    def send(self, src, dst, nbytes, at=None, on_done=None, pg=3, dport=100, on_delivered=None,
+    def send(self, src, dst, nbytes, at=None, on_done=None, pg=3, dport=100, on_delivered=None, cc=None,
              _persistent=False):
         """Start a flow of ``nbytes`` (int, integral float or '32MB') from host
         ``src`` to host ``dst`` at time ``at`` (ps or '5us', absolute; default now).
         ``on_delivered(FlowResult)`` is called at the simulated time its last byte
         reaches the receiver, ``on_done(FlowResult)`` when the sender has it
-        acknowledged.  Returns the flow id."""
+        acknowledged.  ``cc`` gives the flow a congestion control of its own (a
+        name of the registry; None: the configuration's); its parameters are the
+        configuration's.  Returns the flow id."""
         s, d, n, start = check_send(self, src, dst, nbytes, at, pg, self._backend.n_flows, on_done, on_delivered)
+        if cc is not None and (not isinstance(cc, str) or cc not in ccmod.REGISTRY):
+            raise ApiError("send: cc must be one of %s" % ", ".join(ccmod.REGISTRY), argument="cc", value=cc)
         key = (s, d)
         sport = self._sport.get(key, 10000)
         if sport > 65535:
             raise ResourceLimitError("more than 55536 flows between one host pair", value=key)
         self._sport[key] = sport + 1
         fid, alone = self._backend.add_flow(s, d, n, start, sport, int(dport), int(pg), _persistent,
-                                            on_done is not None, on_delivered is not None)
+                                            on_done is not None, on_delivered is not None,
+                                            None if cc == self.config.cc else cc)
         self._standalone.append(alone)
         if on_done is not None:
             self._on_done[fid] = on_done
@@ -253,11 +259,12 @@ class Network:
             self._conns.add(fid)
         return fid
 
-    def connect(self, src, dst, at=None, pg=3, dport=100):
+    def connect(self, src, dst, at=None, pg=3, dport=100, cc=None):
         """Open a connection (a persistent queue pair, as NCCL keeps one per ring
-        neighbour): messages posted to it share its congestion-control state.
-        Returns its id (a flow id); it never completes by itself."""
-        return self.send(src, dst, 1, at=at, pg=pg, dport=dport, _persistent=True)
+        neighbour): messages posted to it share its congestion-control state
+        (``cc``: its own algorithm, as in send).  Returns its id (a flow id); it
+        never completes by itself."""
+        return self.send(src, dst, 1, at=at, pg=pg, dport=dport, cc=cc, _persistent=True)
 
     def _check_conn(self, conn, call):
         if isinstance(conn, bool) or not isinstance(conn, (int, np.integer)) or int(conn) not in self._conns:

@@ -494,8 +494,8 @@ cdef bint _owned(Sim* s, Event* e, int32_t P) noexcept nogil:
     if e.kind == EV_ARRIVE:
         fl = s.pkts[e.b].flow
         return fl >= 0 and a.active[fl] and a.part_of[fl] == P
-    if e.kind == EV_CC_TIMER and (e.b & 3) == TM_INCREASE:
-        return False                # keeps its absolute time: see increase_in_skip
+    if e.kind == EV_CC_TIMER and (CC_TABLE[s.flows[e.a].cc].fixed_timers >> (e.b & 3)) & 1:
+        return False                # keeps its absolute time (DCQCN's increase: see increase_in_skip)
     if e.kind == EV_RTO or e.kind == EV_CC_TIMER:
         return a.active[e.a] and a.part_of[e.a] == P
     return False
@@ -726,7 +726,7 @@ cdef void skip_try(Sim* s, int32_t P) noexcept nogil:
         # ramping up (e.g. DCQCN's timer-driven recovery, steps far below theta):
         # a skip would freeze it half way
         if (w.last_dec <= w.n - L and w.val[(w.n - 1) % L] > w.val[w.n % L]
-                and f.rate < f.max_rate):
+                and CC_TABLE[f.cc].send_rate(s, fi) < f.max_rate):
             _reject(a, 6, P)
             return
         a.gp[i] = _steady_goodput(s, fi)
@@ -1095,15 +1095,7 @@ cdef void skip_end(Sim* s, int32_t slot, bint planned) noexcept nogil:
             f.nack_timer += dt
         f.next_avail += dt
         f.rto_mark += B
-        if s.cc.kind == CC_HPCC and s.hpcc[fi].last_update_seq > 0:
-            s.hpcc[fi].last_update_seq += B
-        elif s.cc.kind == CC_TIMELY and s.timely[fi].last_update_seq > 0:
-            s.timely[fi].last_update_seq += B
-        elif s.cc.kind == CC_DCTCP:
-            if s.dctcp[fi].last_update_seq > 0:
-                s.dctcp[fi].last_update_seq += B
-            if s.dctcp[fi].high_seq > 0:
-                s.dctcp[fi].high_seq += B
+        CC_TABLE[f.cc].shift(s, fi, B, dt)
         w = &a.win[fi]
         if w.val != NULL:
             for k in range(L if w.n >= L else w.n):
@@ -1246,22 +1238,7 @@ cdef void memo_set_state(Sim* s, int32_t fi, double* v) noexcept nogil:
     if rate <= 0:
         return
     f.rate = rate
-    if s.cc.kind == CC_HPCC:
-        s.hpcc[fi].cur_rate = <int64_t>v[1]
-        s.hpcc[fi].u = v[2]
-        s.hpcc[fi].inc_stage = <int32_t>v[3]
-        s.hpcc[fi].last_update_seq = 0      # the next ACK only records fresh INT hops (a new first RTT)
-    elif s.cc.kind == CC_DCQCN:
-        s.dcqcn[fi].target_rate = <int64_t>v[1]
-        s.dcqcn[fi].alpha = v[2]
-        s.dcqcn[fi].rp_stage = <int32_t>v[3]
-    elif s.cc.kind == CC_TIMELY:
-        s.timely[fi].cur_rate = <int64_t>v[1]
-        s.timely[fi].rtt_diff = v[2]
-        s.timely[fi].inc_stage = <int32_t>v[3]
-        s.timely[fi].last_update_seq = 0    # the next ACK only records a fresh RTT
-    elif s.cc.kind == CC_DCTCP:
-        s.dctcp[fi].alpha = v[1]
+    CC_TABLE[f.cc].set_vec(s, fi, v)
     if w.val != NULL:
         for k in range(L):
             w.val[k] = rate
@@ -1322,29 +1299,6 @@ cdef inline void conn_idle(Sim* s, int32_t fi) noexcept nogil:
 
 
 # ---------------------------------------------------------------- mirrors
-
-cdef void cc_vector(Sim* s, int32_t fi, double* v) noexcept nogil:
-    """The flow's rate and the 3 algorithm values that memo entries store (and
-    memo_set_state sets)."""
-    v[0] = s.flows[fi].rate
-    v[1] = 0.0
-    v[2] = 0.0
-    v[3] = 0.0
-    if s.cc.kind == CC_HPCC:
-        v[1] = s.hpcc[fi].cur_rate
-        v[2] = s.hpcc[fi].u
-        v[3] = s.hpcc[fi].inc_stage
-    elif s.cc.kind == CC_DCQCN:
-        v[1] = s.dcqcn[fi].target_rate
-        v[2] = s.dcqcn[fi].alpha
-        v[3] = s.dcqcn[fi].rp_stage
-    elif s.cc.kind == CC_TIMELY:
-        v[1] = s.timely[fi].cur_rate
-        v[2] = s.timely[fi].rtt_diff
-        v[3] = s.timely[fi].inc_stage
-    elif s.cc.kind == CC_DCTCP:
-        v[1] = s.dctcp[fi].alpha
-
 
 cdef int mirror_start(Sim* s, int32_t P, int32_t lead, int32_t* flows, int32_t* lead_flows,
                       int32_t n) noexcept nogil:

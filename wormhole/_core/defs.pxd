@@ -38,7 +38,7 @@ cdef enum EventKind:
                         # re-schedule at the same time, as the reference's two start events do)
     EV_USER = 4         # a = user callback id: hand control back to Python
     EV_RTO = 5          # a = flow, b = token: retransmission timer (off unless Params.rto > 0)
-    EV_CC_TIMER = 6     # a = flow, b = token * 4 + CcTimer: congestion-control timer
+    EV_CC_TIMER = 6     # a = flow, b = token * 4 + timer: a timer of the flow's algorithm (its on_timer)
     EV_SAMPLE = 7       # periodic rate / queue sampler (off unless Sim.sample_interval > 0)
     EV_SKIP_END = 8     # a = skip slot, b = token: planned end of a partition's fast-forward
     EV_MSG_NOTE = 9     # a = flow, b = skip's note token: a skipping connection's message ends (virtual time);
@@ -52,13 +52,18 @@ cdef enum PktKind:
     PK_PFC = 3
 
 cdef enum CcKind:
+    # A flow's congestion-control algorithm: its row of CC_TABLE (cc_table.pxi), whose
+    # name is the algorithm's name in the registry (wormhole.cc.REGISTRY)
     CC_NONE = 0         # fixed rate: line rate, window = BDP
-    CC_DCQCN = 1        # reserved for the congestion-control issue
+    CC_DCQCN = 1
     CC_HPCC = 2
     CC_TIMELY = 3
     CC_DCTCP = 4
+    CC_SWIFT = 5        # delay-based window (not an algorithm of the reference)
+    N_CC_KINDS = 6      # rows of CC_TABLE (at most 8: Sim.cc_st)
 
 cdef enum CcTimer:
+    # DCQCN's timers (EV_CC_TIMER's b & 3; another algorithm numbers its own)
     TM_ALPHA = 0        # DCQCN alpha update (every alpha_interval)
     TM_DECREASE = 1     # DCQCN rate-decrease check (every decrease_interval)
     TM_INCREASE = 2     # DCQCN rate-increase timer (every rp_timer, armed after the first cut)
@@ -199,7 +204,7 @@ ctypedef struct Flow:
     uint8_t started     # 1 once the QP joined its NIC
     uint8_t has_cb      # 1 if Python wants a completion callback
     uint8_t var_win     # window scales with rate / max_rate
-    uint8_t cc          # CcKind
+    uint8_t cc          # CcKind: the flow's algorithm (its row of CC_TABLE, its state in Sim.cc_st[cc])
     uint8_t persistent  # a connection: messages are appended, it never finishes
     uint8_t on_nic      # 1 while listed in its NIC's queue pairs
     int64_t msg_end     # connection: end offset of the oldest unreported message, -1 if none
@@ -210,7 +215,7 @@ ctypedef struct Flow:
     uint8_t rcv_cb      # 1 if Python wants a delivery callback (connections always report)
 
 ctypedef struct CcParams:
-    int32_t kind        # CcKind of every flow of the simulation
+    int32_t kind        # CcKind of the flows added without one (the configuration's cc)
     int64_t min_rate    # lowest rate, bps
     int64_t rai         # additive increase, bps
     int64_t rhai        # hyper additive increase, bps
@@ -233,7 +238,19 @@ ctypedef struct CcParams:
     int64_t tmly_tlow   # TIMELY: increase below this RTT, ns
     int64_t tmly_thigh  # TIMELY: decrease above this RTT, ns
     int64_t tmly_min_rtt   # TIMELY: gradient normaliser, ns
-    int64_t mtu         # payload bytes per packet (DCTCP batch size)
+    int64_t mtu         # payload bytes per packet (DCTCP batch size, Swift's packet)
+    int64_t sw_base_target  # Swift: base target delay, ps
+    int64_t sw_hop_scale    # Swift: target delay added per switch on the forward path, ps
+    double sw_fs_range  # Swift: the flow-scaling term is clamped to [0, fs_range], ps
+    double sw_fs_alpha  # Swift: flow-scaling alpha, ps x sqrt(packets): fs_range / (1/sqrt(fs_min_cwnd) - 1/sqrt(fs_max_cwnd))
+    double sw_fs_beta   # Swift: flow-scaling beta, ps: -alpha / sqrt(fs_max_cwnd)
+    double sw_ai        # Swift: additive increase, packets per RTT
+    double sw_beta      # Swift: multiplicative decrease factor per unit of relative excess delay
+    double sw_max_mdf   # Swift: largest multiplicative decrease (the window keeps at least 1 - max_mdf)
+    double sw_min_cwnd  # Swift: smallest window, packets
+    double sw_max_cwnd  # Swift: largest window, packets
+    double sw_init_cwnd # Swift: initial window, packets (0: the flow's bandwidth-delay product)
+    int32_t sw_retx_reset  # Swift: retransmission timeouts in a row that reset the window to min_cwnd
 
 ctypedef struct DcqcnState:
     double alpha        # congestion estimate
@@ -271,6 +288,17 @@ ctypedef struct DctcpState:
     int64_t batch       # packets in the current batch
     double alpha        # fraction of marked packets, EWMA
     uint8_t ca_state    # 1 while in CWR
+
+ctypedef struct SwiftState:
+    double cwnd         # congestion window, packets of mtu payload bytes (below 1: paced, see pace_gap)
+    int64_t srtt        # smoothed RTT (EWMA 1/8 of the ACKs' delays), ps; 0 before the first ACK
+    int64_t delay       # delay of the last ACK: now - send time of the packet it acknowledges, ps
+    double target       # target delay at the last ACK, ps
+    int64_t last_decrease  # time of the last window decrease, ps (a decrease needs srtt since it)
+    int64_t last_acked  # highest cumulative ACK seen, bytes
+    int64_t pace_gap    # below one packet of window: time between two packets (srtt / cwnd), ps; else 0
+    int32_t retx_cnt    # retransmission timeouts since the last ACK
+    int32_t hops        # switches on the forward path (hop-scaling term of the target)
 
 ctypedef struct FlowWin:
     # Sliding window of a flow's last `l` rate samples (one per ACK) with
@@ -479,12 +507,11 @@ ctypedef struct Sim:
     int32_t n_rnotes    # entries in rnotes
     int32_t rnotes_cap  # capacity of rnotes
     int64_t budget      # heap pops run_loop may still make before returning (Network.step), -1: no bound
-    # congestion control: one state array per algorithm, indexed by flow
-    CcParams cc         # congestion-control parameters
-    DcqcnState* dcqcn   # per flow when cc.kind == CC_DCQCN
-    HpccState* hpcc     # per flow when cc.kind == CC_HPCC
-    TimelyState* timely # per flow when cc.kind == CC_TIMELY
-    DctcpState* dctcp   # per flow when cc.kind == CC_DCTCP
+    # congestion control: one state array per algorithm in use, indexed by flow
+    CcParams cc         # congestion-control parameters (each algorithm reads its own)
+    void* cc_st[8]      # per CcKind k: the flows' states (CC_TABLE[k].state_size bytes each, entry fi for
+                        # flow fi; meaningful for the flows whose cc is k), allocated once k is in use
+    uint32_t cc_used    # bit k: kind k is in use (cc.kind, or some flow's): its array grows with the flows
     Accel acc          # the accelerator (partitions, steady windows, skips)
     # sampler
     int64_t sample_interval  # ps between rate / queue samples (0 = off)
@@ -520,3 +547,41 @@ ctypedef struct Sim:
     int64_t timeouts    # retransmission timeouts that fired a go-back-N
     int64_t max_qbytes  # largest per-port queue seen, bytes
     int64_t max_buffer  # largest per-switch buffer use seen, bytes
+
+
+ctypedef struct CcOps:
+    # One congestion-control algorithm as the kernel and the accelerator see it: the
+    # row CC_TABLE[kind] (cc_table.pxi) of the flows whose Flow.cc is that kind.  Every
+    # operation is set (one that has nothing to do for an algorithm is a no-op).
+    const char* name    # the algorithm's name in the registry (wormhole.cc.REGISTRY)
+    int32_t int_mode    # IntMode its feedback needs in data packets and ACKs
+    int32_t int_bytes   # header bytes that feedback adds to every data packet and ACK
+    size_t state_size   # bytes of one flow's state in Sim.cc_st[kind] (0: none)
+    uint8_t vec_ints    # bit k: value k of its state vector (get_vec) is an integer
+    uint8_t fixed_timers  # bit t: its timer t keeps its absolute time across a fast-forward (the
+                          # others are held and shifted with the partition's events)
+    uint8_t timer_rate  # 1: its timers change the rate (so a var_win window) without an ACK
+    # the flow was added (rate = max_rate, window, base RTT and path set; state zeroed)
+    void (*init)(Sim* s, int32_t fi) noexcept nogil
+    # an ACK or NACK of the flow (packet pk: echoed ECN, INT records, timestamp) after
+    # snd_una moved; the algorithm sets the rate (change_rate) and its timers
+    void (*on_ack)(Sim* s, int32_t fi, int32_t pk) noexcept nogil
+    # its EV_CC_TIMER fired (b = token * 4 + timer); a stale token is counted and ignored
+    void (*on_timer)(Sim* s, int32_t fi, int64_t b) noexcept nogil
+    # a retransmission timeout sent the flow back to snd_una (Params.rto > 0)
+    void (*on_rto)(Sim* s, int32_t fi) noexcept nogil
+    # the flow completed: its pending timers become stale
+    void (*on_finish)(Sim* s, int32_t fi) noexcept nogil
+    # a fast-forward moved the flow nbytes further and dt ps later without packets:
+    # shift what the state holds in sequence numbers and absolute times
+    void (*shift)(Sim* s, int32_t fi, int64_t nbytes, int64_t dt) noexcept nogil
+    # v[1..3] = the 3 values that memo entries and mirrors store (v[0], the rate, and
+    # zeros are set by the caller)
+    void (*get_vec)(Sim* s, int32_t fi, double* v) noexcept nogil
+    # take a stored state vector (the flow's rate is already v[0])
+    void (*set_vec)(Sim* s, int32_t fi, double* v) noexcept nogil
+    # the state as a dict (Kernel.cc_state)
+    object (*as_dict)(Sim* s, int32_t fi)
+    # the flow's sending rate as the accelerator sees it (steady test, memo colour, state vector
+    # v[0]), bps: its pacing rate (Flow.rate), or a window algorithm's window per RTT
+    int64_t (*send_rate)(Sim* s, int32_t fi) noexcept nogil

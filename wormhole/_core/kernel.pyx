@@ -24,6 +24,8 @@ from wormhole._core.mmu cimport (mmu_threshold, mmu_admit, mmu_add, mmu_remove, 
                                  mmu_should_resume, mmu_should_mark)
 from wormhole._core.cc cimport (dcqcn_init, dcqcn_cnp, dcqcn_alpha_update, dcqcn_decrease, dcqcn_increase,
                                 hpcc_init, hpcc_on_ack, timely_init, timely_on_ack, dctcp_init, dctcp_on_ack)
+from wormhole._core.cc_swift cimport (swift_target, swift_bound, swift_init, swift_on_ack, swift_on_loss,
+                                      swift_on_rto, swift_pace_rate)
 
 cnp.import_array()
 
@@ -35,8 +37,8 @@ SKIPPED_BY = ("steady", "memo_replay", "memo_follow", "mirror")
 BACKS_BY = ("flow_start", "post_idle_conn", "dcqcn_increase", "other")
 EVENT_NAMES = ("tx_done", "arrive", "nic_wake", "flow_start", "user", "rto", "cc_timer", "sample", "skip_end",
                "msg_note")
-# congestion-control registry: name -> kernel enum
-CC_KINDS = {"none": CC_NONE, "dcqcn": CC_DCQCN, "hpcc": CC_HPCC, "timely": CC_TIMELY, "dctcp": CC_DCTCP}
+
+include "cc_table.pxi"
 
 cdef void* _grow(void* p, size_t n, size_t size) except NULL:
     """realloc for Python-side growth: raises MemoryError instead of returning NULL."""
@@ -346,7 +348,7 @@ cdef inline bint nic_blocked(Sim* s, Port* pt, int64_t t) noexcept nogil:
     for k in range(pt.nqps):
         f = &s.flows[pt.qps[k]]
         if f.size > f.snd_nxt:
-            if f.var_win and s.cc.kind == CC_DCQCN:     # rate (so window) moved by timers
+            if f.var_win and CC_TABLE[f.cc].timer_rate:     # rate (so window) moved by timers
                 return False
             w = flow_window(f)
             if not (pt.paused[f.pg] or (w != 0 and f.snd_nxt - f.snd_una >= w)):
@@ -474,6 +476,7 @@ cdef void rto_fire(Sim* s, int32_t fi, int64_t token) noexcept nogil:
     if f.snd_nxt > f.snd_una:
         s.timeouts += 1
         f.snd_nxt = f.snd_una
+        CC_TABLE[f.cc].on_rto(s, fi)
         nic_try_send(s, f.src_port)
 
 
@@ -589,36 +592,6 @@ cdef void switch_receive(Sim* s, int32_t in_port, int32_t pk) noexcept nogil:
     switch_try_send(s, out)
 
 
-cdef inline void cc_timer(Sim* s, int32_t fi, int kind, int64_t delay) noexcept nogil:
-    """(Re)arm one of a flow's DCQCN timers; a pending one becomes stale."""
-    cdef DcqcnState* st = &s.dcqcn[fi]
-    st.tok[kind] += 1
-    if heap_push(s, s.now + delay, EV_CC_TIMER, fi, st.tok[kind] * 4 + kind) != 0:
-        s.fail = 1
-
-
-cdef void cc_timer_fire(Sim* s, int32_t fi, int64_t b) noexcept nogil:
-    cdef int kind = <int>(b & 3)
-    cdef DcqcnState* st = &s.dcqcn[fi]
-    cdef Flow* f = &s.flows[fi]
-    if (b >> 2) != st.tok[kind]:
-        s.stale_events += 1
-        s.stale_by[<int>EV_CC_TIMER] += 1
-        return
-    if kind == TM_ALPHA:
-        dcqcn_alpha_update(st, &s.cc)
-        cc_timer(s, fi, TM_ALPHA, s.cc.t_alpha)
-    elif kind == TM_DECREASE:
-        cc_timer(s, fi, TM_DECREASE, s.cc.t_decrease)
-        if dcqcn_decrease(st, &s.cc, &f.rate):
-            cc_timer(s, fi, TM_INCREASE, s.cc.t_increase)
-    else:
-        cc_timer(s, fi, TM_INCREASE, s.cc.t_increase)
-        if s.acc.on and increase_in_skip(s, fi):
-            return                  # a steady flow with cuts: the timer is re-armed, not fired
-        dcqcn_increase(st, &s.cc, &f.rate, f.max_rate)
-
-
 cdef void change_rate(Sim* s, int32_t fi, int64_t new_rate) noexcept nogil:
     """The reference's ChangeRate: shift the pacing time of the next packet by
     the change of the last packet's tx time, and pull the NIC's pending
@@ -640,33 +613,9 @@ cdef void change_rate(Sim* s, int32_t fi, int64_t new_rate) noexcept nogil:
     f.rate = new_rate
 
 
-cdef void cc_on_ack(Sim* s, int32_t fi, int32_t pk) noexcept nogil:
-    """The one dispatch point from an ACK/NACK to the flow's algorithm."""
-    cdef Packet* pkt = &s.pkts[pk]
-    cdef Flow* f = &s.flows[fi]
-    cdef int64_t nr
-    cdef int kind = s.cc.kind
-    if kind == CC_DCQCN:
-        if pkt.ecn and dcqcn_cnp(&s.dcqcn[fi], &s.cc, &f.rate) and f.finish < 0:
-            cc_timer(s, fi, TM_ALPHA, s.cc.t_alpha)
-            cc_timer(s, fi, TM_DECREASE, s.cc.t_decrease + 1000)
-    elif kind == CC_HPCC:
-        if hpcc_on_ack(&s.hpcc[fi], &s.cc, &s.ints[<int64_t>pk * INT_MAX_HOP], pkt.nhop, pkt.seq,
-                       f.snd_nxt, f.max_rate, f.base_rtt // 1000, f.win, &nr):
-            change_rate(s, fi, nr)
-    elif kind == CC_TIMELY:
-        timely_on_ack(&s.timely[fi], &s.cc, pkt.seq, f.snd_nxt, s.now // 1000 - pkt.ts // 1000,
-                      f.max_rate, &f.rate)
-    elif kind == CC_DCTCP:
-        dctcp_on_ack(&s.dctcp[fi], &s.cc, pkt.seq, pkt.ecn, f.snd_nxt, f.max_rate, &f.rate)
-
-
 cdef inline void flow_complete(Sim* s, int32_t fi) noexcept nogil:
     cdef Flow* f = &s.flows[fi]
-    cdef int k
-    if s.cc.kind == CC_DCQCN:
-        for k in range(3):
-            s.dcqcn[fi].tok[k] += 1       # cancel the flow's timers
+    CC_TABLE[f.cc].on_finish(s, fi)
     f.finish = s.now
     if s.acc.on:
         part_deactivate(s, fi)
@@ -718,11 +667,10 @@ cdef void host_receive_ack(Sim* s, int32_t pk) noexcept nogil:
         flow_complete(s, fi)
     if pkt.kind == PK_NACK:
         f.snd_nxt = f.snd_una
-    if s.cc.kind != CC_NONE:
-        cc_on_ack(s, fi, pk)
+    CC_TABLE[f.cc].on_ack(s, fi, pk)
     pkt_free(s, pk)
     if s.acc.on and s.acc.active[fi] and s.acc.win[fi].val != NULL:
-        win_push(s, fi, f.rate)
+        win_push(s, fi, CC_TABLE[f.cc].send_rate(s, fi))
         if f.persistent and f.snd_una >= f.size:
             conn_idle(s, fi)
     nic_try_send(s, f.src_port)
@@ -1150,6 +1098,7 @@ cdef void _load_params(Sim* s, params) except *:
             s.ns3rng.r2[i] = rng.r2[i]
     s.rng = <uint64_t>params.seed ^ 0x5eed5eed5eed5eedULL
     _fill_cc_params(&s.cc, params.cc, s.p.mtu)
+    s.cc_used = (<uint32_t>1) << s.cc.kind
     acc = params.accel
     if acc is not None:
         s.acc.on = 1
@@ -1202,7 +1151,9 @@ cdef class Kernel:
         free(s.node_ip); free(s.seed); free(s.ports); free(s.mmu); free(s.sw)
         free(s.rt_start); free(s.rt_cnt); free(s.rt_ports); free(s.host_nic)
         free(s.pkts); free(s.ints); free(s.flows); free(s.paths); free(s.done)
-        free(s.pfc_log); free(s.dcqcn); free(s.hpcc); free(s.timely); free(s.dctcp)
+        free(s.pfc_log)
+        for i in range(8):
+            free(s.cc_st[i])
         free(s.samples); free(s.notes); free(s.rnotes)
         if s.acc.on:
             for i in range(s.n_flows):
@@ -1238,9 +1189,10 @@ cdef class Kernel:
 
     def add_flow(self, int src, int dst, int64_t size, int64_t start, int sport, int dport,
                  int pg, int64_t win, int64_t base_rtt, bint var_win, bint has_cb, bint persistent=False,
-                 bint rcv_cb=False):
-        """Add a flow (one queue pair) that starts at `start` ps; returns its index
-        or raises ValueError when no path exists."""
+                 bint rcv_cb=False, int cc=-1):
+        """Add a flow (one queue pair) that starts at `start` ps, under algorithm
+        ``cc`` (a CcKind; -1: the simulation's); returns its index or raises
+        ValueError when no path exists or the packets lack the algorithm's feedback."""
         cdef Sim* s = self.s
         cdef Flow* f
         cdef int32_t fi, n, rn
@@ -1251,12 +1203,21 @@ cdef class Kernel:
         cdef int32_t* npth
         if start < s.now:
             raise ValueError("flow start %d ps is before the clock (%d ps)" % (start, s.now))
+        if cc < 0:
+            cc = s.cc.kind
+        if cc >= <int>N_CC_KINDS:
+            raise ValueError("no congestion control of kind %d" % cc)
+        if CC_TABLE[cc].int_mode == INT_HOPS and s.p.int_mode != INT_HOPS:
+            raise ValueError("%s needs INT hop records, which the simulation's packets do not carry"
+                             % CC_TABLE[cc].name.decode())
         n = compute_path(s, src, dst, <uint32_t>sport | (<uint32_t>dport << 16), buf, 256)
         rn = compute_path(s, dst, src, <uint32_t>dport | (<uint32_t>sport << 16), rbuf, 256)
         if n < 0 or rn < 0:
             raise ValueError("no route between node %d and node %d" % (src, dst))
         if s.n_flows == s.flow_cap:
             self._grow_flows(s.flow_cap * 2 + 64)
+        if cc_use(s, cc) != 0:
+            raise MemoryError()
         if s.paths_n + n + rn > s.paths_cap:
             npth = <int32_t*>realloc(s.paths, (s.paths_cap * 2 + n + rn + 256) * sizeof(int32_t))
             if npth == NULL:
@@ -1296,16 +1257,8 @@ cdef class Kernel:
         f.dst_port = rbuf[0]
         f.max_rate = s.ports[f.src_port].rate_bps
         f.rate = f.max_rate
-        f.cc = <uint8_t>s.cc.kind
-        if s.cc.kind == CC_DCQCN:
-            memset(&s.dcqcn[fi], 0, sizeof(DcqcnState))
-            dcqcn_init(&s.dcqcn[fi], f.max_rate)
-        elif s.cc.kind == CC_HPCC:
-            hpcc_init(&s.hpcc[fi], f.max_rate)
-        elif s.cc.kind == CC_TIMELY:
-            timely_init(&s.timely[fi], f.max_rate)
-        elif s.cc.kind == CC_DCTCP:
-            dctcp_init(&s.dctcp[fi])
+        f.cc = <uint8_t>cc
+        cc_flow_init(s, fi)
         f.last_nack = 0
         f.milestone = 0
         if heap_push(s, start, EV_FLOW_START, fi, 0) != 0:
@@ -1319,14 +1272,8 @@ cdef class Kernel:
         cdef int32_t i
         s.flows = <Flow*>_grow(s.flows, cap, sizeof(Flow))
         s.done = <int32_t*>_grow(s.done, cap, sizeof(int32_t))
-        if s.cc.kind == CC_DCQCN:
-            s.dcqcn = <DcqcnState*>_grow(s.dcqcn, cap, sizeof(DcqcnState))
-        elif s.cc.kind == CC_HPCC:
-            s.hpcc = <HpccState*>_grow(s.hpcc, cap, sizeof(HpccState))
-        elif s.cc.kind == CC_TIMELY:
-            s.timely = <TimelyState*>_grow(s.timely, cap, sizeof(TimelyState))
-        elif s.cc.kind == CC_DCTCP:
-            s.dctcp = <DctcpState*>_grow(s.dctcp, cap, sizeof(DctcpState))
+        if cc_grow(s, cap) != 0:
+            raise MemoryError()
         if s.acc.on:
             s.acc.win = <FlowWin*>_grow(s.acc.win, cap, sizeof(FlowWin))
             s.acc.part_of = <int32_t*>_grow(s.acc.part_of, cap, sizeof(int32_t))
@@ -1547,35 +1494,15 @@ cdef class Kernel:
         """The flow's congestion-control state as a dict (for tests and traces)."""
         cdef Sim* s = self.s
         cdef Flow* f = &s.flows[fi]
-        d = {"rate": f.rate, "max_rate": f.max_rate, "next_avail": f.next_avail}
-        if s.cc.kind == CC_DCQCN:
-            d.update(alpha=s.dcqcn[fi].alpha, target_rate=s.dcqcn[fi].target_rate,
-                     rp_stage=s.dcqcn[fi].rp_stage, first_cnp=s.dcqcn[fi].first_cnp)
-        elif s.cc.kind == CC_HPCC:
-            d.update(u=s.hpcc[fi].u, cur_rate=s.hpcc[fi].cur_rate, inc_stage=s.hpcc[fi].inc_stage,
-                     last_update_seq=s.hpcc[fi].last_update_seq,
-                     hops=[(s.hpcc[fi].hop[k].time, s.hpcc[fi].hop[k].bytes, s.hpcc[fi].hop[k].qlen,
-                            s.hpcc[fi].hop[k].rate_bps) for k in range(5)])
-        elif s.cc.kind == CC_TIMELY:
-            d.update(cur_rate=s.timely[fi].cur_rate, inc_stage=s.timely[fi].inc_stage,
-                     last_rtt=s.timely[fi].last_rtt, rtt_diff=s.timely[fi].rtt_diff)
-        elif s.cc.kind == CC_DCTCP:
-            d.update(alpha=s.dctcp[fi].alpha, ca_state=s.dctcp[fi].ca_state, batch=s.dctcp[fi].batch)
+        d = {"cc": CC_TABLE[f.cc].name.decode(), "rate": f.rate, "max_rate": f.max_rate, "next_avail": f.next_avail}
+        d.update(CC_TABLE[f.cc].as_dict(s, fi))
         return d
 
     def memory(self):
         """Bytes held by the simulation's C arrays, by component, and the unit sizes."""
         cdef Sim* s = self.s
         cdef int64_t per_pkt = sizeof(Packet) + (INT_MAX_HOP * sizeof(IntHop) if s.p.int_mode == INT_HOPS else 0)
-        cdef int64_t cc = 0
-        if s.cc.kind == CC_DCQCN:
-            cc = sizeof(DcqcnState)
-        elif s.cc.kind == CC_HPCC:
-            cc = sizeof(HpccState)
-        elif s.cc.kind == CC_TIMELY:
-            cc = sizeof(TimelyState)
-        elif s.cc.kind == CC_DCTCP:
-            cc = sizeof(DctcpState)
+        cdef int64_t cc = sum(CC_TABLE[k].state_size for k in range(<int>N_CC_KINDS) if (s.cc_used >> k) & 1)
         cdef int64_t win = 6 * s.acc.l * sizeof(int64_t) if s.acc.on else 0
         return {
             "per_flow": sizeof(Flow) + cc + sizeof(int32_t) + (sizeof(FlowWin) if s.acc.on else 0),
@@ -1650,12 +1577,9 @@ cdef class Kernel:
     def cc_vector(self, int32_t fi):
         """(rate, and the 3 algorithm values memo entries store) of one flow."""
         cdef double v[4]
+        cdef int ints = CC_TABLE[self.s.flows[fi].cc].vec_ints
         cc_vector(self.s, fi, v)
-        if self.s.cc.kind == CC_HPCC or self.s.cc.kind == CC_TIMELY or self.s.cc.kind == CC_DCQCN:
-            return (int(v[0]), int(v[1]), v[2], int(v[3]))
-        if self.s.cc.kind == CC_DCTCP:
-            return (int(v[0]), v[1], 0.0, 0)
-        return (int(v[0]), 0.0, 0.0, 0)
+        return tuple(int(v[k]) if (ints >> k) & 1 else v[k] for k in range(4))
 
     def remaining(self, int32_t fi):
         """(bytes posted and not yet acknowledged, bytes to the end of the current
@@ -1817,3 +1741,16 @@ cdef void _fill_cc_params(CcParams* c, dict cc, int64_t mtu) except *:
     c.tmly_thigh = cc["tmly_thigh"]
     c.tmly_min_rtt = cc["tmly_min_rtt"]
     c.mtu = mtu
+    c.sw_base_target = cc["sw_base_target"]
+    c.sw_hop_scale = cc["sw_hop_scale"]
+    c.sw_fs_range = cc["sw_fs_range"]
+    c.sw_fs_alpha = cc["sw_fs_alpha"]
+    c.sw_fs_beta = cc["sw_fs_beta"]
+    c.sw_ai = cc["sw_ai"]
+    c.sw_beta = cc["sw_beta"]
+    c.sw_max_mdf = cc["sw_max_mdf"]
+    c.sw_min_cwnd = cc["sw_min_cwnd"]
+    c.sw_max_cwnd = cc["sw_max_cwnd"]
+    c.sw_init_cwnd = cc["sw_init_cwnd"]
+    c.sw_retx_reset = cc["sw_retx_reset"]
+

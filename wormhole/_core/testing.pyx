@@ -4,7 +4,7 @@ runs through this module and nothing in the package imports it.
 
 Each applies one rule of the C code the kernel runs to values given from
 Python: the serialisation time and the reference's time conversion
-(wh_time.h), one congestion-control update (cc.pxd), one switch-MMU rule
+(wh_time.h), one congestion-control update (cc.pxd, cc_swift.pxd), one switch-MMU rule
 (mmu.pxd).  The tests compare them with hand-computed values.
 """
 from libc.string cimport memset
@@ -16,6 +16,7 @@ from wormhole._core.mmu cimport (mmu_threshold, mmu_admit, mmu_add, mmu_remove, 
                                  mmu_should_resume, mmu_should_mark)
 from wormhole._core.cc cimport (dcqcn_init, dcqcn_cnp, dcqcn_alpha_update, dcqcn_decrease, dcqcn_increase,
                                 hpcc_init, hpcc_on_ack, timely_init, timely_on_ack, dctcp_init, dctcp_on_ack)
+from wormhole._core.cc_swift cimport swift_target, swift_bound, swift_init, swift_on_ack, swift_on_loss, swift_on_rto, swift_pace_rate
 
 
 def _py_tx_time_ps(int64_t nbytes, int64_t bps, int64_t quantum_ps=1000):
@@ -124,6 +125,42 @@ def _py_dctcp_on_ack(dict state, dict cc, int64_t ack_seq, bint ecn, int64_t snd
     dctcp_on_ack(&st, &p, ack_seq, ecn, snd_nxt, max_rate, &rate)
     return ({"last_update_seq": st.last_update_seq, "high_seq": st.high_seq, "ecn_cnt": st.ecn_cnt,
              "batch": st.batch, "alpha": st.alpha, "ca_state": st.ca_state}, rate)
+
+
+def _py_swift(str step, dict state, dict cc, int64_t now=0, int64_t ack_seq=0, int64_t delay=0,
+              int64_t base_rtt=0, int64_t mtu=1000):
+    """Apply one Swift rule to a state dict (SwiftState's fields; unset ones as
+    a new flow's with cwnd = state['cwnd']): 'ack' (an ACK up to ack_seq with
+    this delay, ps), 'loss' (a NACK), 'rto' (a timeout), 'target' (no event:
+    the bounds and pacing gap of the state as given).  Returns (state, the
+    target delay of the resulting state, ps)."""
+    cdef CcParams p
+    cdef SwiftState st
+    cdef dict full
+    _fill_cc_params(&p, cc, mtu)
+    swift_init(&st, &p, state.get("cwnd", 1.0), state.get("hops", 0), base_rtt)
+    full = st                       # as a dict, the given fields on top, back to the struct
+    for name in state:
+        if name not in full:
+            raise KeyError(name)
+    full.update(state)
+    st = full
+    if step == "ack":
+        swift_on_ack(&st, &p, ack_seq, delay, now, base_rtt)
+    elif step == "loss":
+        swift_on_loss(&st, &p, ack_seq, now, base_rtt)
+    elif step == "rto":
+        swift_on_rto(&st, &p, now, base_rtt)
+    elif step == "target":
+        swift_bound(&st, &p, st.cwnd, now, base_rtt)       # the pacing gap of the state as given
+    else:
+        raise ValueError(step)
+    return st, swift_target(&st, &p)
+
+
+def _py_swift_pace_rate(int64_t pkt_bytes, int64_t gap, int64_t max_rate):
+    """Swift's pacing rate (bps) for one packet of pkt_bytes every gap ps."""
+    return swift_pace_rate(pkt_bytes, gap, max_rate)
 
 
 # ------------------------------------------------------------------ MMU rules

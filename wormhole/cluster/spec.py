@@ -27,6 +27,7 @@ import os
 import re
 from dataclasses import dataclass
 
+from ..cc import PRESETS, REGISTRY as CC_REGISTRY
 from ..errors import WormholeError, read_yaml
 from ..topology import Topology
 from ..units import NS, US
@@ -74,7 +75,7 @@ class Server:
     intra_Bps: float     # bytes/s of each GPU's link inside the server
 
 
-TRANSPORTS = ("dctcp", "hpcc", "dcqcn", "timely")
+TRANSPORTS = tuple(n for n in CC_REGISTRY if n in PRESETS)   # the registry's algorithms with a preset (wormhole.cc)
 
 
 class ClusterSpec:

@@ -6,10 +6,11 @@ import random
 import networkx as nx
 
 import wormhole as wh
+from wormhole.cc import REGISTRY
 from wormhole.units import NS, US, gbps
 
 RATES = [gbps(25), gbps(50), gbps(100)]
-CCS = ["none", "dcqcn", "hpcc", "timely", "dctcp"]
+CCS = list(REGISTRY)                   # every algorithm of the registry (wormhole.cc)
 
 
 def random_fabric(rnd):
