@@ -25,7 +25,7 @@ extensions = [
         "wormhole._core.kernel",
         [os.path.join(CORE, "kernel.pyx")],
         depends=[os.path.join(CORE, n) for n in ("kernel.pxd", "defs.pxd", "heap.pxd", "mmu.pxd", "cc.pxd", "cc_swift.pxd",
-                                                 "cc_table.pxi", "accel.pxi", "parallel.pxi", "wh_time.h",
+                                                 "cc_table.pxi", "accel.pxi", "parallel.pxi", "wh_omp.h", "wh_time.h",
                                                  "wh_ns3rng.h")],
         include_dirs=[numpy.get_include(), CORE],
         # OpenMP: the partitioned kernel's rounds run its logical processes on native threads (parallel.pxi)

@@ -22,7 +22,12 @@
 # set with per-port streams (ecn_rng='port') or without ECN marking and link errors
 # (backend_packet checks), never with the accelerator, callbacks or user events.
 
-from cython.parallel cimport prange
+from cython.parallel cimport parallel
+cimport openmp
+
+cdef extern from "wh_omp.h":
+    void wh_omp_barrier() nogil
+    int64_t wh_ticket(int64_t* counter) nogil
 
 ctypedef struct Xfer:
     # A packet sent over a cut link in this round.
@@ -30,13 +35,16 @@ ctypedef struct Xfer:
     int64_t ts          # tie key (ts, seq) of its arrival event, taken by the sender (KEY_LOCAL)
     uint64_t seq
     int32_t port        # the receiving port (in the target LP)
-    int32_t pk          # the packet in the sending LP's pool (freed there once copied)
+    int32_t pk          # its slot in the sending LP's pool (freed at the end of the sender's round)
+    Packet pkt          # the packet as sent
+    IntHop ints[5]      # its INT hop records (INT_HOPS)
 
 ctypedef struct Lp:
     # One logical process.
     Sim* s              # its Sim (see lp_enter for what it owns and what it shares)
     int32_t id          # its index in Par.lps
     int32_t* lp_of_port # Par.lp_of_port (the target of a packet sent over a cut link)
+    int32_t n_lp        # Par.n_lp
     uint8_t started     # it has entered a run once (its clock and random streams are its own since)
     Xfer** out          # per target LP: the arrivals sent there in this round
     int64_t* n_out      # per target LP: entries of out
@@ -44,6 +52,7 @@ ctypedef struct Lp:
     int64_t load        # events per round, smoothed (the threads take LPs in decreasing load)
     int64_t pops0       # heap pops before the round
     int64_t draws0      # ns-3 draws when the run began (the Kernel's ns3_draws statistic adds the difference)
+    int64_t sent        # packets it sent over cut links
 
 ctypedef struct Par:
     # The parallel driver of a Kernel (Sim.par).
@@ -54,6 +63,9 @@ ctypedef struct Par:
     int32_t* lp_of_port # per port: its LP
     uint8_t* port_cut   # per port: its peer is in another LP (shared by every LP's Sim)
     int32_t* order      # LPs in decreasing load (the order the threads take them in)
+    int64_t* heads      # per LP: its earliest event after the last import (INT64_MAX: none)
+    uint8_t* fails      # per LP: its Sim.fail after the last import
+    int64_t tickets[3]  # round r's LPs are handed out by tickets[r % 3] (reset two rounds ahead)
     int64_t rounds      # rounds run
     int64_t xfers       # packets that crossed a cut link
 
@@ -211,87 +223,109 @@ cdef void lp_send(Sim* s, int32_t port, int32_t pk, int64_t t) noexcept nogil:
     key_next(s, &x.ts, &x.seq)
     x.port = peer
     x.pk = pk
+    x.pkt = s.pkts[pk]
+    if s.p.int_mode == INT_HOPS:
+        memcpy(&x.ints[0], &s.ints[<int64_t>pk * INT_MAX_HOP], INT_MAX_HOP * sizeof(IntHop))
 
 
 cdef void lp_round(Lp* L, int64_t end) noexcept nogil:
-    """The LP's events up to ``end`` (inclusive)."""
+    """The LP's events up to ``end`` (inclusive); the packets it sent over cut links
+    in the round (copied into its outboxes) leave its pool."""
     cdef Sim* s = L.s
-    cdef int32_t user = -1
-    cdef int64_t pops = 0
-    cdef int k
+    cdef int32_t user = -1, j
+    cdef int64_t pops = 0, k
+    cdef int kk
+    for j in range(L.n_lp):             # the targets imported last round's
+        L.sent += L.n_out[j]
+        L.n_out[j] = 0
     run_loop(s, end, &user)
-    for k in range(<int>N_EVENT_KINDS):
-        pops += s.pops[k]
+    for j in range(L.n_lp):
+        for k in range(L.n_out[j]):
+            pkt_free(s, L.out[j][k].pk)
+    for kk in range(<int>N_EVENT_KINDS):
+        pops += s.pops[kk]
     L.load = (L.load * 3 + (pops - L.pops0) * 1024) // 4     # (x1024: integer smoothing)
     L.pops0 = pops
 
 
-cdef void lp_reserve(Par* P, int32_t j) noexcept nogil:
-    """Room in LP j's pool for every packet coming to it (its pool must not move
-    while the other LPs' imports read theirs)."""
-    cdef Sim* s = P.lps[j].s
-    cdef int64_t need = 0, have = 0
-    cdef int32_t i, k
-    cdef int32_t* got
-    cdef int32_t peak = s.pkts_peak
-    for i in range(P.n_lp):
-        need += P.lps[i].n_out[j]
-    if need == 0:
-        return
-    # take `need` packets and give them back: the pool grows once, here
-    got = <int32_t*>malloc(need * sizeof(int32_t))
-    if got == NULL:
-        s.fail = 1
-        return
-    for k in range(need):
-        got[k] = pkt_alloc(s)
-        if got[k] == NO_PKT:
-            break
-        have += 1
-    for k in range(have - 1, -1, -1):
-        pkt_free(s, got[k])
-    s.pkts_peak = peak
-    free(got)
-
-
 cdef void lp_import(Par* P, int32_t j) noexcept nogil:
-    """Copy the arrivals sent to LP j in this round into its pool and heap."""
+    """Copy the arrivals sent to LP j in this round into its pool and heap; note its
+    earliest event and whether it failed."""
     cdef Sim* s = P.lps[j].s
-    cdef Sim* src
     cdef Lp* L
-    cdef int32_t i, pk
+    cdef int32_t i, pk, nxt
     cdef int64_t k
     cdef Xfer* x
-    cdef int32_t nxt
     for i in range(P.n_lp):
         L = &P.lps[i]
-        src = L.s
         for k in range(L.n_out[j]):
             x = &L.out[j][k]
             pk = pkt_alloc(s)
             if pk == NO_PKT:
                 s.fail = 1
-                return
+                break
             nxt = s.pkts[pk].next
-            s.pkts[pk] = src.pkts[x.pk]
+            s.pkts[pk] = x.pkt
             s.pkts[pk].next = nxt
             if s.p.int_mode == INT_HOPS:
-                memcpy(&s.ints[<int64_t>pk * INT_MAX_HOP], &src.ints[<int64_t>x.pk * INT_MAX_HOP],
-                       INT_MAX_HOP * sizeof(IntHop))
+                memcpy(&s.ints[<int64_t>pk * INT_MAX_HOP], &x.ints[0], INT_MAX_HOP * sizeof(IntHop))
             if heap_push_seq(s, x.t, x.ts, x.seq, EV_ARRIVE, x.port, pk) != 0:
                 s.fail = 1
-                return
+                break
+    P.heads[j] = s.heap[0].t if s.heap_n > 0 else INT64_MAX
+    P.fails[j] = <uint8_t>s.fail
 
 
-cdef void lp_release(Par* P, int32_t i) noexcept nogil:
-    """The packets LP i sent this round were copied: back to its pool."""
-    cdef Lp* L = &P.lps[i]
-    cdef int32_t j
-    cdef int64_t k
-    for j in range(P.n_lp):
-        for k in range(L.n_out[j]):
-            pkt_free(L.s, L.out[j][k].pk)
-        L.n_out[j] = 0
+cdef void par_rounds(Par* P, int64_t until, int32_t tid, int32_t nt) noexcept nogil:
+    """One thread's part of the rounds (every thread of the team runs it; nt = 1: alone).
+    Between barriers every thread takes the same decisions from what the last import
+    phase wrote (heads, fails, loads)."""
+    cdef int32_t n = P.n_lp, i, j, x
+    cdef int64_t t0, end, c, r = 0
+    cdef bint failed
+    cdef int32_t* order = <int32_t*>malloc(n * sizeof(int32_t))
+    if order == NULL:                   # (only when no thread got one: each then stops at once)
+        P.fails[0] = 1
+    for i in range(n):
+        if order != NULL:
+            order[i] = i
+    while True:
+        t0 = INT64_MAX
+        failed = order == NULL
+        for i in range(n):
+            if P.heads[i] < t0:
+                t0 = P.heads[i]
+            if P.fails[i]:
+                failed = True
+        if failed or t0 == INT64_MAX or t0 > until:
+            break
+        if P.lookahead > until - t0:
+            end = until
+        else:
+            end = t0 + P.lookahead - 1          # every arrival sent in the round is due after it
+        for i in range(1, n):                   # LPs by decreasing recent load (insertion sort: it changes little)
+            x = order[i]
+            j = i - 1
+            while j >= 0 and P.lps[order[j]].load < P.lps[x].load:
+                order[j + 1] = order[j]
+                j -= 1
+            order[j + 1] = x
+        while True:                             # LPs one at a time, the heaviest first
+            c = wh_ticket(&P.tickets[r % 3])
+            if c >= n:
+                break
+            lp_round(&P.lps[order[c]], end)
+        if tid == 0:
+            P.tickets[(r + 1) % 3] = 0
+            P.rounds += 1
+        wh_omp_barrier()
+        j = tid
+        while j < n:
+            lp_import(P, j)
+            j += nt
+        wh_omp_barrier()
+        r += 1
+    free(order)
 
 
 cdef inline bint _key_lt(int64_t t1, int64_t ts1, uint64_t q1, int64_t t2, int64_t ts2, uint64_t q2) noexcept nogil:
@@ -371,18 +405,6 @@ cdef int32_t event_lp(Sim* m, Par* P, Event* e) noexcept nogil:
     return -1
 
 
-cdef void par_order(Par* P) noexcept nogil:
-    """LPs by decreasing recent load (insertion sort: the order changes little)."""
-    cdef int32_t i, j, x
-    for i in range(1, P.n_lp):
-        x = P.order[i]
-        j = i - 1
-        while j >= 0 and P.lps[P.order[j]].load < P.lps[x].load:
-            P.order[j + 1] = P.order[j]
-            j -= 1
-        P.order[j + 1] = x
-
-
 cdef int par_run(Sim* m, Par* P, int64_t until) noexcept nogil:
     """Run the LPs in conservative rounds up to ``until``; RUN_IDLE, or RUN_LIMIT when
     memory ran out (the parallel driver takes no callbacks or user events)."""
@@ -403,46 +425,26 @@ cdef int par_run(Sim* m, Par* P, int64_t until) noexcept nogil:
         if i < 0 or heap_push_seq(P.lps[i].s, e.t, e.ts, e.seq, e.kind, e.a, e.b) != 0:
             m.fail = 1
             return RUN_LIMIT
-    while True:
-        t0 = INT64_MAX
-        for i in range(n):
-            s = P.lps[i].s
-            if s.heap_n > 0 and s.heap[0].t < t0:
-                t0 = s.heap[0].t
-        if t0 == INT64_MAX or t0 > until:
-            break
-        if P.lookahead > until - t0:
-            end = until
-        else:
-            end = t0 + P.lookahead - 1          # every arrival sent in the round is due after it
-        par_order(P)
-        if nt > 1:
-            for i in prange(n, nogil=True, schedule='dynamic', chunksize=1, num_threads=nt):
-                lp_round(&P.lps[P.order[i]], end)
-        else:
-            for i in range(n):
-                lp_round(&P.lps[P.order[i]], end)
-        P.rounds += 1
-        for i in range(n):
-            for j in range(n):
-                P.xfers += P.lps[i].n_out[j]
-        if nt > 1:
-            for j in prange(n, nogil=True, schedule='static', num_threads=nt):
-                lp_reserve(P, j)
-            for j in prange(n, nogil=True, schedule='dynamic', chunksize=1, num_threads=nt):
-                lp_import(P, j)
-            for i in prange(n, nogil=True, schedule='static', num_threads=nt):
-                lp_release(P, i)
-        else:
-            for j in range(n):
-                lp_import(P, j)
-            for i in range(n):
-                lp_release(P, i)
-        for i in range(n):
-            if P.lps[i].s.fail:
-                m.fail = P.lps[i].s.fail
-        if m.fail:
-            break
+    for j in range(n):
+        s = P.lps[j].s
+        P.heads[j] = s.heap[0].t if s.heap_n > 0 else INT64_MAX
+        P.fails[j] = 0
+    P.tickets[0] = 0
+    P.tickets[1] = 0
+    P.tickets[2] = 0
+    if nt > 1:
+        with parallel(num_threads=nt):
+            par_rounds(P, until, openmp.omp_get_thread_num(), openmp.omp_get_num_threads())
+    else:
+        par_rounds(P, until, 0, 1)
+    for i in range(n):
+        for j in range(n):                      # the last round's, imported
+            P.lps[i].sent += P.lps[i].n_out[j]
+            P.lps[i].n_out[j] = 0
+        P.xfers += P.lps[i].sent
+        P.lps[i].sent = 0
+        if P.lps[i].s.fail:
+            m.fail = P.lps[i].s.fail
     # the Kernel's clock: the last event of any LP, then what tx_settle adds over every port
     best_t = m.now
     best_ts = m.cur_ts
@@ -500,7 +502,7 @@ cdef void par_free(Par* P) noexcept nogil:
                 for j in range(P.n_lp):
                     free(L.out[j])
             free(L.out); free(L.n_out); free(L.cap_out)
-    free(P.lps); free(P.lp_of_port); free(P.port_cut); free(P.order)
+    free(P.lps); free(P.lp_of_port); free(P.port_cut); free(P.order); free(P.heads); free(P.fails)
     free(P)
 
 
@@ -519,7 +521,9 @@ cdef Par* par_new(Sim* m, const int32_t[::1] lp_of_node, int32_t n_lp, int32_t t
     P.lp_of_port = <int32_t*>calloc(m.n_ports if m.n_ports > 0 else 1, sizeof(int32_t))
     P.port_cut = <uint8_t*>calloc(m.n_ports if m.n_ports > 0 else 1, sizeof(uint8_t))
     P.order = <int32_t*>calloc(n_lp, sizeof(int32_t))
-    if P.lps == NULL or P.lp_of_port == NULL or P.port_cut == NULL or P.order == NULL:
+    P.heads = <int64_t*>calloc(n_lp, sizeof(int64_t))
+    P.fails = <uint8_t*>calloc(n_lp, sizeof(uint8_t))
+    if P.heads == NULL or P.fails == NULL or P.lps == NULL or P.lp_of_port == NULL or P.port_cut == NULL or P.order == NULL:
         par_free(P)
         raise MemoryError()
     for i in range(m.n_ports):
@@ -538,6 +542,7 @@ cdef Par* par_new(Sim* m, const int32_t[::1] lp_of_node, int32_t n_lp, int32_t t
         L = &P.lps[i]
         L.id = i
         L.lp_of_port = P.lp_of_port
+        L.n_lp = n_lp
         L.s = <Sim*>calloc(1, sizeof(Sim))
         L.out = <Xfer**>calloc(n_lp, sizeof(Xfer*))
         L.n_out = <int64_t*>calloc(n_lp, sizeof(int64_t))
