@@ -49,7 +49,9 @@ ctypedef struct Lp:
     Xfer** out          # per target LP: the arrivals sent there in this round
     int64_t* n_out      # per target LP: entries of out
     int64_t* cap_out    # per target LP: capacity of out
-    int64_t load        # events per round, smoothed (the threads take LPs in decreasing load)
+    int64_t load        # events per round, smoothed (the threads take LPs in decreasing load); written
+                        # in the import phase only, as every thread sorts by it at the start of a round
+    int64_t load_next   # the same, with the round just run (lp_round writes it, lp_import copies it)
     int64_t pops0       # heap pops before the round
     int64_t draws0      # ns-3 draws when the run began (the Kernel's ns3_draws statistic adds the difference)
     int64_t sent        # packets it sent over cut links
@@ -244,7 +246,7 @@ cdef void lp_round(Lp* L, int64_t end) noexcept nogil:
             pkt_free(s, L.out[j][k].pk)
     for kk in range(<int>N_EVENT_KINDS):
         pops += s.pops[kk]
-    L.load = (L.load * 3 + (pops - L.pops0) * 1024) // 4     # (x1024: integer smoothing)
+    L.load_next = (L.load * 3 + (pops - L.pops0) * 1024) // 4    # (x1024: integer smoothing)
     L.pops0 = pops
 
 
@@ -274,6 +276,7 @@ cdef void lp_import(Par* P, int32_t j) noexcept nogil:
                 break
     P.heads[j] = s.heap[0].t if s.heap_n > 0 else INT64_MAX
     P.fails[j] = <uint8_t>s.fail
+    P.lps[j].load = P.lps[j].load_next
 
 
 cdef void par_rounds(Par* P, int64_t until, int32_t tid, int32_t nt) noexcept nogil:
