@@ -43,6 +43,10 @@ def workload_parser():
     ap.add_argument("--mode", choices=("full", "accelerated"),
                     help="of the packet backend: accelerated (default), the Wormhole fast-forward; full, every "
                          "packet event (the flow backend has no packets and takes no --mode)")
+    ap.add_argument("--threads", type=int, default=None, metavar="N",
+                    help="the partitioned kernel on N threads (full mode): refused for training workloads, whose "
+                         "connections are driven by callbacks (`python -m wormhole.bench kernel --threads 1,2` and "
+                         "`python -m wormhole run --threads N` run flow files)")
     ap.add_argument("--tp", type=int)
     ap.add_argument("--pp", type=int)
     ap.add_argument("--dp", type=int)
@@ -118,6 +122,11 @@ def run_workload(args, keep=None):
     from .units import US, gbps
     from .workload import GPUS, SimAIIteration, TrainingJob, load_preset, read_simai
     args.mode = resolve_mode(args.backend, args.mode)
+    if getattr(args, "threads", None):
+        raise wh.WormholeError("--threads %d: the partitioned kernel runs flow files only; a training workload drives "
+                               "its connections through callbacks when messages end, which a run whose logical "
+                               "processes are ahead of each other in time cannot take" % args.threads,
+                               value=args.threads)
     timeline = getattr(args, "timeline", None)
     gps = getattr(args, "gpus_per_server", 8) if args.model == "chakra" else 8
     if args.topology:

@@ -518,7 +518,7 @@ cdef Par* par_new(Sim* m, const int32_t[::1] lp_of_node, int32_t n_lp, int32_t t
     if P == NULL:
         raise MemoryError()
     P.n_lp = n_lp
-    P.threads = threads
+    P.threads = threads if threads < n_lp else n_lp     # (a thread more than LPs would only wait)
     P.lookahead = INT64_MAX
     P.lps = <Lp*>calloc(n_lp, sizeof(Lp))
     P.lp_of_port = <int32_t*>calloc(m.n_ports if m.n_ports > 0 else 1, sizeof(int32_t))
