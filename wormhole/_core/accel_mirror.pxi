@@ -56,6 +56,7 @@ cdef void _mirror_state(Sim* s, Skip* sk) noexcept nogil:
             f = &s.flows[sk.flows[i]]
             g = &s.flows[sk.lead_flows[i]]
             s.ports[s.paths[f.path_off]].wake_per_pkt = s.ports[s.paths[g.path_off]].wake_per_pkt
+            s.ports[s.paths[f.path_off]].wake_samples = s.ports[s.paths[g.path_off]].wake_samples
         else:
             for k in range(4):
                 sk.memo_cc[4 * i + k] = 0.0

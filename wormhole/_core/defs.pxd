@@ -138,10 +138,12 @@ ctypedef struct Port:
     uint64_t wake_seq   # host: sequence number of the pending wake-up, scheduled or not
     uint8_t wake_lazy   # host: the pending wake-up is not in the heap (it would find nothing to send)
     int32_t wakes_pending  # host: wake-ups since the NIC last sent a data packet
-    double wake_per_pkt    # host: recent wake-ups per data packet (mean over ~1024 packets);
-                           # a fast-forward counts the wake-ups its skipped packets would have cost
-    double txd_per_pkt     # recent transmission-done events per packet sent (mean over ~1024 packets,
-                           # from 1): the rest ended unscheduled; a fast-forward counts them likewise
+    double wake_per_pkt    # host: recent wake-ups per data packet (the mean of the first 1024 samples,
+                           # then an exponential mean over ~1024); a fast-forward counts the wake-ups
+                           # its skipped packets would have cost
+    int64_t wake_samples   # host: data packets sent (samples of wake_per_pkt)
+    double txd_per_pkt     # recent transmission-done events per packet sent (averaged as wake_per_pkt,
+                           # over tx_packets): the rest ended unscheduled; a fast-forward counts them likewise
     int32_t wire_head   # packets on the link whose arrival is not in the heap yet, in arrival order
     int32_t wire_tail   # (linked by Packet.next): each enters the heap when the one ahead arrives
     int32_t wire_heap   # this port's arrivals in the heap (at most one unless a fast-forward flushed

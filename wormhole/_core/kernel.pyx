@@ -181,8 +181,10 @@ cdef inline void start_tx(Sim* s, int32_t port, int32_t pk) noexcept nogil:
     after tx time plus propagation delay."""
     cdef Port* pt = &s.ports[port]
     cdef int64_t tx = wh_tx_time_ps(s.pkts[pk].size, pt.rate_bps, s.p.quantum)
-    if pt.tx_packets > 0:               # the last transmission's end: scheduled (an event) or not
-        pt.txd_per_pkt += ((0.0 if pt.tx_lazy else 1.0) - pt.txd_per_pkt) * (1.0 / 1024)
+    if pt.tx_packets > 0:               # the last transmission's end: scheduled (an event) or not;
+        # the mean of all samples up to 1024, then over the last ~1024 (no bias from the start value)
+        pt.txd_per_pkt += ((0.0 if pt.tx_lazy else 1.0) - pt.txd_per_pkt) / (
+            <double>pt.tx_packets if pt.tx_packets < 1024 else 1024.0)
     pt.busy = 1
     pt.tx_packets += 1
     pt.tx_ctrl = s.pkts[pk].kind != PK_DATA
@@ -429,7 +431,9 @@ cdef void nic_try_send(Sim* s, int32_t port) noexcept nogil:
             f.max_sent = f.snd_nxt
         pt.rrlast = idx
         s.data_pkts += 1
-        pt.wake_per_pkt += (pt.wakes_pending - pt.wake_per_pkt) * (1.0 / 1024)
+        pt.wake_samples += 1            # as txd_per_pkt: the plain mean until 1024 samples
+        pt.wake_per_pkt += (pt.wakes_pending - pt.wake_per_pkt) / (
+            <double>pt.wake_samples if pt.wake_samples < 1024 else 1024.0)
         pt.wakes_pending = 0
         pt.tx_bytes += pkt.size
         start_tx(s, port, pk)
