@@ -54,6 +54,7 @@ include "accel_window.pxi"
 include "accel_partition.pxi"
 include "accel_steady.pxi"
 include "accel_skip.pxi"
+include "accel_virtual.pxi"
 include "accel_memo.pxi"
 include "accel_mirror.pxi"
 
