@@ -21,11 +21,23 @@ extensions = [
         include_dirs=[CORE],
         extra_compile_args=FLAGS,
     ),
+    # the accelerator: a module of its own, the kernel calls it through the hooks of accel.pxd
+    Extension(
+        "wormhole._core.accel",
+        [os.path.join(CORE, "accel.pyx")],
+        depends=[os.path.join(CORE, n) for n in ("accel.pxd", "defs.pxd", "heap.pxd", "vec.pxd", "accel_window.pxi",
+                                                 "accel_partition.pxi", "accel_steady.pxi", "accel_skip.pxi",
+                                                 "accel_virtual.pxi", "accel_memo.pxi", "accel_mirror.pxi", "wh_time.h",
+                                                 "wh_ns3rng.h")],
+        include_dirs=[CORE],
+        extra_compile_args=FLAGS,
+    ),
     Extension(
         "wormhole._core.kernel",
         [os.path.join(CORE, "kernel.pyx")],
-        depends=[os.path.join(CORE, n) for n in ("kernel.pxd", "defs.pxd", "heap.pxd", "mmu.pxd", "cc.pxd", "cc_swift.pxd",
-                                                 "cc_table.pxi", "accel.pxi", "parallel.pxi", "wh_omp.h", "wh_time.h",
+        depends=[os.path.join(CORE, n) for n in ("kernel.pxd", "defs.pxd", "heap.pxd", "vec.pxd", "mmu.pxd", "cc.pxd",
+                                                 "cc_swift.pxd", "cc_table.pxi", "accel.pxd", "parallel.pxi", "wh_omp.h",
+                                                 "wh_time.h",
                                                  "wh_ns3rng.h")],
         include_dirs=[numpy.get_include(), CORE],
         # OpenMP: the partitioned kernel's rounds run its logical processes on native threads (parallel.pxi)
@@ -37,7 +49,8 @@ extensions = [
     Extension(
         "wormhole._core.testing",
         [os.path.join(CORE, "testing.pyx")],
-        depends=[os.path.join(CORE, n) for n in ("kernel.pxd", "defs.pxd", "mmu.pxd", "cc.pxd", "cc_swift.pxd", "wh_time.h")],
+        depends=[os.path.join(CORE, n) for n in ("kernel.pxd", "defs.pxd", "mmu.pxd", "cc.pxd", "cc_swift.pxd", "accel.pxd",
+                                                 "wh_time.h")],
         include_dirs=[CORE],
         extra_compile_args=FLAGS,
     ),
