@@ -102,6 +102,9 @@ class PacketBackend(Backend):
                                   value=c.tie_order)
             self._partition()
         elif c.tie_order == "local":
+            if c.accelerate:
+                raise ConfigError("tie_order='local' with the accelerator: its fast-forward keeps events in the "
+                                  "reference order only", value=c.tie_order)
             self._kernel.set_tie_key(1)
 
     def _partition(self):

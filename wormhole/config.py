@@ -291,7 +291,7 @@ PARAMS = (
        "were scheduled in, as the reference: the sequential kernel's), 'local' (by scheduling time, scheduling "
        "node and that node's own count: the order the partitioned kernel keeps for any cut, so a sequential run "
        "with it equals every threads=N run) or 'auto' (reference, local with threads)", _tie_order,
-       dynamics=True),
+       dynamics=False),
     _p("lps", "processes", 0, "with threads: logical processes to cut the fabric into (0: 1 for one thread, "
        "else 8 per thread, at most one per switch)", _int, None, 0, 1 << 20, dynamics=False),
     # --- the accelerator: all but the on/off switches change an accelerated run's trajectory, and so
