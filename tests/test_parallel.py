@@ -141,3 +141,23 @@ def test_cli_threads_error_is_one_line(tmp_path):
     r = run_cli("run", "--config", cfg, "--out", str(tmp_path / "o"), "--threads", "2", "--mode", "accelerated",
                 "--set", "ecn_rng=port")
     assert r.returncode == 2 and "accelerator" in r.stderr and r.stderr.count("\n") == 1
+
+
+def test_a_run_in_slices_equals_one_run():
+    """run(until=...) several times (the progress bar's 50 us slices): rounds end at each bound, the
+    processes keep their state between calls, and the output is the same as one run's."""
+    topo = wh.fat_tree(4)
+    cfg = wh.Config.preset("hpcc").copy(ecn_rng="port", threads=2)
+    flows = _random_flows(topo, 30, seed=11)
+    whole = _run(topo, flows, cfg)
+    net = wh.Network(topo, cfg)
+    for s, d, n, t in flows:
+        net.send(s, d, n, at=t)
+    t = 0
+    while net.stats["flows_completed"] < len(flows):
+        t += 7_000_000
+        net.run(until=t)
+        assert net.now == t
+    net.run()
+    assert net.fct_lines() == whole.fct_lines()
+    assert net.stats["events"] == whole.stats["events"]

@@ -12,6 +12,11 @@ reference run script's preset at 100 Gb/s), on
   (a) a 16:1 incast of 10 MB flows through one switch (100 Gbps, 1 us links),
   (b) a k=8 fat-tree (128 hosts, 80 switches) running a random permutation of
       1 MB flows (every host sends to one host and receives from one).
+  (c) a 128-GPU rail-optimized fabric running a random permutation of 1 MB flows.
+
+With --threads 1,2 each scenario also runs on the partitioned kernel (threads=N,
+ecn_rng=port) at those thread counts: wall-clock per count, the speedup of the
+last over the first and whether fct.txt was byte-identical at every count.
 
 Each scenario runs --repeat times; the median wall-clock is reported.  The
 reference simulator (C++, -O3) processes 1.0-2.2 M events/s on a 2-core machine
@@ -55,7 +60,25 @@ def fattree_permutation(cc="none", seed=1, **over):
     return net
 
 
-SCENARIOS = {"incast16_10MB": incast, "fattree8_permutation_1MB": fattree_permutation}
+def rail_permutation(cc="none", seed=1, **over):
+    """A 128-GPU rail-optimized fabric (16 servers of 8 GPUs, 8 rail leaves, 16 spines) running a random
+    permutation of 1 MB flows: most pairs cross a spine."""
+    topo = wh.rail_optimized(128)
+    net = wh.Network(topo, _config(cc, **over))
+    hosts = topo.hosts
+    rnd = random.Random(seed)
+    while True:
+        perm = hosts[:]
+        rnd.shuffle(perm)
+        if all(a != b for a, b in zip(hosts, perm)):
+            break
+    for a, b in zip(hosts, perm):
+        net.send(a, b, 1_000_000)
+    return net
+
+
+SCENARIOS = {"incast16_10MB": incast, "fattree8_permutation_1MB": fattree_permutation,
+             "rail128_permutation_1MB": rail_permutation}
 # reference inputs (tests/data/hpcc-ns3-runs, present in a source checkout): run once with their own config
 REFERENCE_RUNS = ("incast8_hpcc", "ring_intra_dcqcn")
 _REF_DIR = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "tests", "data", "hpcc-ns3-runs")
