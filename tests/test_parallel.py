@@ -123,6 +123,8 @@ def test_unsupported_combinations_are_refused_clearly():
         _small_net(sample_interval=1.0)
     with pytest.raises(ConfigError, match="max_packets"):
         _small_net(max_packets=1000)
+    with pytest.raises(ConfigError, match="flow backend"):
+        wh.Network(wh.fat_tree(4), wh.Config(threads=2), backend="flow")
     net = _small_net()
     with pytest.raises(ApiError, match="threads"):
         net.send(0, 1, 1000, on_done=lambda r: None)
