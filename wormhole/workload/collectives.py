@@ -266,7 +266,7 @@ class _Ring(Collective):
     def _channel_done(self, ring):
         self._channels_left -= 1
         if self._channels_left == 0:
-            for x, g in enumerate(self.ranks):
+            for x in range(self.n):
                 self.sent_bytes[x] = sum(r.sent_bytes[w[x]] for r, w in zip(self.channels, self._where))
             self.transfers = sum(r.transfers for r in self.channels)
             self._finish()
