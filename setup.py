@@ -24,7 +24,7 @@ extensions = [
     Extension(
         "wormhole._core.kernel",
         [os.path.join(CORE, "kernel.pyx")],
-        depends=[os.path.join(CORE, n) for n in ("kernel.pxd", "defs.pxd", "heap.pxd", "mmu.pxd", "cc.pxd", "cc_swift.pxd",
+        depends=[os.path.join(CORE, n) for n in ("kernel.pxd", "defs.pxd", "heap.pxd", "mmu.pxd", "cc.pxd", "cc_swift.pxd", "cc_tcp.pxd",
                                                  "cc_table.pxi", "accel.pxi", "wh_time.h", "wh_ns3rng.h")],
         include_dirs=[numpy.get_include(), CORE],
         extra_compile_args=FLAGS,
@@ -34,7 +34,7 @@ extensions = [
     Extension(
         "wormhole._core.testing",
         [os.path.join(CORE, "testing.pyx")],
-        depends=[os.path.join(CORE, n) for n in ("kernel.pxd", "defs.pxd", "mmu.pxd", "cc.pxd", "cc_swift.pxd", "wh_time.h")],
+        depends=[os.path.join(CORE, n) for n in ("kernel.pxd", "defs.pxd", "mmu.pxd", "cc.pxd", "cc_swift.pxd", "cc_tcp.pxd", "wh_time.h")],
         include_dirs=[CORE],
         extra_compile_args=FLAGS,
     ),

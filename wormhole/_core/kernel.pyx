@@ -26,6 +26,7 @@ from wormhole._core.cc cimport (dcqcn_init, dcqcn_cnp, dcqcn_alpha_update, dcqcn
                                 hpcc_init, hpcc_on_ack, timely_init, timely_on_ack, dctcp_init, dctcp_on_ack)
 from wormhole._core.cc_swift cimport (swift_target, swift_bound, swift_init, swift_on_ack, swift_on_loss,
                                       swift_on_rto, swift_pace_rate)
+from wormhole._core.cc_tcp cimport tcp_init, tcp_on_ack, tcp_on_loss, tcp_on_rto, tcp_bound, tcp_pto, tcp_on_probe
 
 cnp.import_array()
 
@@ -1757,4 +1758,11 @@ cdef void _fill_cc_params(CcParams* c, dict cc, int64_t mtu) except *:
     c.sw_max_cwnd = cc["sw_max_cwnd"]
     c.sw_init_cwnd = cc["sw_init_cwnd"]
     c.sw_retx_reset = cc["sw_retx_reset"]
+    c.tcp_init_cwnd = cc["tcp_init_cwnd"]
+    c.tcp_min_ssthresh = cc["tcp_min_ssthresh"]
+    c.tcp_max_cwnd = cc["tcp_max_cwnd"]
+    c.tcp_beta = cc["tcp_beta"]
+    c.cubic_beta = cc["cubic_beta"]
+    c.cubic_c = cc["cubic_c"]
+    c.tcp_pto_min = cc["tcp_pto_min"]
 
