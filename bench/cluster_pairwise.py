@@ -10,10 +10,11 @@ communicate, and the rings in the policy's rank order.  ``--paper12`` keeps
 the paper's 12 models (its Table I has no wav2vec2).  ``--hop B`` sets the
 packet replay's time scaling (bytes per worker per iteration, default 4 MiB).
 The transport's one-transfer check (goodput against the spec's efficiency) is
-printed first.
+printed first.  ``--transport`` / ``--buffer`` replace the spec's packet
+transport and switch buffer; ``--only`` keeps the pairs of the named models.
 
     python bench/cluster_pairwise.py [--models mosim,flow,packet] [--variants] [--paper12] [--hop BYTES]
-                                     [--csv OUT.csv]
+                                     [--transport tcp] [--buffer 1.6MiB] [--only m1,m2] [--csv OUT.csv]
 """
 import argparse
 import os
@@ -26,6 +27,7 @@ sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__)))) 
 
 from wormhole import WormholeError  # noqa: E402
 from wormhole.cluster import ClusterSpec, ModelPool, make_contention  # noqa: E402
+from wormhole.cluster.spec import parse_size  # noqa: E402
 from wormhole.cluster.pairwise import PAPER_MODELS, pairwise_table  # noqa: E402
 from wormhole.outputs import check_file, write_files  # noqa: E402
 
@@ -40,6 +42,9 @@ def main():
                     help="also flow/packet with each mechanism switched off")
     ap.add_argument("--paper12", action="store_true", help="the paper's 12 models only (no wav2vec2)")
     ap.add_argument("--hop", type=int, default=4 << 20, help="packet replay: bytes per worker per iteration")
+    ap.add_argument("--transport", help="the packet model's transport instead of the spec's (e.g. dctcp, tcp, cubic)")
+    ap.add_argument("--buffer", help="each fabric switch's shared buffer instead of the spec's (e.g. 1.6MiB, 9MB)")
+    ap.add_argument("--only", help="comma-separated models: the pairs of these models only")
     args = ap.parse_args()
     if args.csv:
         try:
@@ -47,6 +52,14 @@ def main():
         except WormholeError as e:
             sys.exit("cluster_pairwise: error: %s" % e)
     pool, spec = ModelPool.load(args.pool), ClusterSpec.load(args.cluster)
+    try:
+        if args.transport or args.buffer:
+            spec = ClusterSpec(spec.servers, spec.policy, spec.latency_ps, spec.name, spec.source,
+                               args.transport or spec.transport, spec.efficiency,
+                               parse_size(args.buffer, (None, None), "--buffer") if args.buffer else spec.buffer_bytes)
+        only = None if not args.only else [pool.canonical(m) for m in args.only.split(",") if pool.entry(m)]
+    except WormholeError as e:
+        sys.exit("cluster_pairwise: error: %s" % e)
     from wormhole.cluster.fabric import FabricContention
     for b in ("flow", "packet"):
         if b in args.models.split(","):
@@ -67,6 +80,8 @@ def main():
     models = None
     if args.paper12:
         models = [m for m in pool.names() if m in PAPER_MODELS]
+    if only:
+        models = [m for m in (models or pool.names()) if m in only]
     tables = {}
     for m, base, kw in runs:
         t0 = time.perf_counter()

@@ -24,94 +24,107 @@ def test_preset_is_a_loss_based_tcp_without_pfc():
     assert wh.Config.preset("cubic").cc == "cubic"
     assert P["tcp_init_cwnd"] == 10.0 and P["tcp_max_cwnd"] == pytest.approx(4194304 / 1000)
     assert P["tcp_beta"] == 0.5 and P["cubic_beta"] == 0.7 and P["cubic_c"] == 0.4
-    assert P["tcp_pto_min"] == 10 * MS
+    assert P["tcp_pto_min"] == 10 * MS and P["tcp_rto_min"] == 200 * MS
 
 
 def test_new_connection_starts_with_ten_packets_in_slow_start():
-    st, _, pto = tcp("init", {})
+    st, _, pto, rto = tcp("init", {})
     assert st["cwnd"] == 10.0 and st["ssthresh"] == pytest.approx(4194.304)
-    assert pto == 10 * MS                                       # no RTT sample yet: the floor
+    assert pto == 10 * MS and rto == 200 * MS                   # no RTT sample yet: the floors
 
 
 def test_slow_start_adds_a_packet_per_packet_acked_up_to_ssthresh():
-    st, _, _ = tcp("ack", {"cwnd": 10.0, "last_acked": 5000}, ack_seq=7000, rtt=20 * US, now=MS)
-    assert st["cwnd"] == 12.0 and st["last_acked"] == 7000 and st["srtt"] == 20 * US
+    st, _, _, _ = tcp("ack", {"cwnd": 10.0, "last_acked": 5000}, ack_seq=7000, rtt=20 * US, now=MS)
+    assert st["cwnd"] == 12.0 and st["last_acked"] == 7000 and st["srtt"] == 20 * US and st["rttvar"] == 10 * US
     assert st["last_progress"] == MS
     # 3 packets acked with 1 packet left below ssthresh: 1 in slow start, 2 in congestion avoidance
-    st, _, _ = tcp("ack", {"cwnd": 10.0, "ssthresh": 11.0, "last_acked": 0}, ack_seq=3000, rtt=20 * US, now=MS)
+    st, _, _, _ = tcp("ack", {"cwnd": 10.0, "ssthresh": 11.0, "last_acked": 0}, ack_seq=3000, rtt=20 * US, now=MS)
     assert st["cwnd"] == pytest.approx(11.0 + 2 / 11.0)
 
 
 def test_congestion_avoidance_adds_one_packet_per_window():
-    st, _, _ = tcp("ack", {"cwnd": 20.0, "ssthresh": 10.0, "last_acked": 0, "srtt": 40 * US}, ack_seq=1000,
+    st, _, _, _ = tcp("ack", {"cwnd": 20.0, "ssthresh": 10.0, "last_acked": 0, "srtt": 40 * US}, ack_seq=1000,
                    rtt=80 * US, now=MS)
     assert st["cwnd"] == pytest.approx(20.05)
-    assert st["srtt"] == (7 * 40 * US + 80 * US) // 8           # EWMA 1/8
-    st, _, _ = tcp("ack", {"cwnd": 20.0, "ssthresh": 10.0, "last_acked": 1000}, ack_seq=1000, rtt=80 * US, now=MS)
+    assert st["srtt"] == (7 * 40 * US + 80 * US) // 8           # EWMA 1/8 (RFC 6298)
+    assert st["rttvar"] == (3 * 0 + 40 * US) // 4               # EWMA 1/4 of |srtt - rtt|, before srtt moves
+    st, _, _, _ = tcp("ack", {"cwnd": 20.0, "ssthresh": 10.0, "last_acked": 1000}, ack_seq=1000, rtt=80 * US, now=MS)
     assert st["cwnd"] == 20.0                                   # nothing new acknowledged
 
 
 def test_a_window_that_does_not_limit_the_sender_does_not_grow():
     # 5 packets in flight before the ACK (snd_nxt - last_acked), cwnd 20 >= 2 x 5: application-limited
-    st, _, _ = tcp("ack", {"cwnd": 20.0, "last_acked": 10_000}, ack_seq=11_000, rtt=20 * US, now=MS,
+    st, _, _, _ = tcp("ack", {"cwnd": 20.0, "last_acked": 10_000}, ack_seq=11_000, rtt=20 * US, now=MS,
                    snd_nxt=15_000)
     assert st["cwnd"] == 20.0 and st["last_acked"] == 11_000
-    st, _, _ = tcp("ack", {"cwnd": 20.0, "last_acked": 10_000}, ack_seq=11_000, rtt=20 * US, now=MS,
+    st, _, _, _ = tcp("ack", {"cwnd": 20.0, "last_acked": 10_000}, ack_seq=11_000, rtt=20 * US, now=MS,
                    snd_nxt=21_000)                              # 11 in flight: it grows
     assert st["cwnd"] == 21.0
 
 
 def test_a_loss_halves_the_window_once_per_rtt():
     s0 = {"cwnd": 40.0, "srtt": 100 * US, "last_acked": 0}
-    st, _, _ = tcp("loss", s0, ack_seq=5000, now=MS)
+    st, _, _, _ = tcp("loss", s0, ack_seq=5000, now=MS)
     assert st["cwnd"] == 20.0 and st["ssthresh"] == 20.0 and st["losses"] == 1 and st["last_reduce"] == MS
     assert st["last_acked"] == 5000
-    again, _, _ = tcp("loss", st, ack_seq=5000, now=MS + 99 * US)     # the same window: no second cut
+    again, _, _, _ = tcp("loss", st, ack_seq=5000, now=MS + 99 * US)     # the same window: no second cut
     assert again["cwnd"] == 20.0 and again["losses"] == 1
-    later, _, _ = tcp("loss", st, ack_seq=9000, now=MS + 100 * US)    # an RTT later: data sent after the cut
+    later, _, _, _ = tcp("loss", st, ack_seq=9000, now=MS + 100 * US)    # an RTT later: data sent after the cut
     assert later["cwnd"] == 10.0 and later["losses"] == 2
-    small, _, _ = tcp("loss", {"cwnd": 3.0}, ack_seq=0, now=MS)
+    small, _, _, _ = tcp("loss", {"cwnd": 3.0}, ack_seq=0, now=MS)
     assert small["ssthresh"] == 2.0 and small["cwnd"] == 2.0          # min_ssthresh
 
 
 def test_a_timeout_restarts_slow_start_from_one_packet():
-    st, _, _ = tcp("rto", {"cwnd": 40.0, "srtt": 100 * US}, now=5 * MS)
+    st, _, _, _ = tcp("rto", {"cwnd": 40.0, "srtt": 100 * US}, now=5 * MS)
     assert st["cwnd"] == 1.0 and st["ssthresh"] == 20.0 and st["timeouts"] == 1
-    st2, _, _ = tcp("rto", st, now=5 * MS + 50 * US)                  # within the RTT: ssthresh stays
+    st2, _, _, _ = tcp("rto", st, now=5 * MS + 50 * US)                  # within the RTT: ssthresh stays
     assert st2["cwnd"] == 1.0 and st2["ssthresh"] == 20.0 and st2["timeouts"] == 2
-    st3, _, _ = tcp("ack", st, ack_seq=1000, rtt=100 * US, now=6 * MS, snd_nxt=1000)
+    st3, _, _, _ = tcp("ack", st, ack_seq=1000, rtt=100 * US, now=6 * MS, snd_nxt=1000)
     assert st3["cwnd"] == 2.0                                         # slow start again
 
 
-def test_probe_timeout_is_twice_srtt_with_a_floor_and_counts_as_a_loss():
-    assert tcp("init", {"srtt": MS})[2] == 10 * MS
+def test_loss_timer_probes_then_times_out_with_backoff():
+    assert tcp("init", {"srtt": MS})[2] == 10 * MS                   # PTO = max(2 srtt, 10 ms)
     assert tcp("init", {"srtt": 8 * MS})[2] == 16 * MS
-    st, _, _ = tcp("probe", {"cwnd": 30.0, "srtt": MS}, now=20 * MS)
-    assert st["cwnd"] == 15.0 and st["probes"] == 1 and st["last_progress"] == 20 * MS
+    assert tcp("init", {"srtt": 10 * MS, "rttvar": 2 * MS})[3] == 200 * MS     # RTO = max(200 ms, srtt + 4 rttvar)
+    assert tcp("init", {"srtt": 100 * MS, "rttvar": 30 * MS})[3] == 220 * MS
+    assert tcp("init", {"srtt": MS, "backoff": 2})[3] == 800 * MS             # doubled per timeout in a row
+    # the first time the timer is due: a probe, the window cut as on a loss, the next due an RTO later
+    st, _, _, _ = tcp("timer", {"cwnd": 30.0, "srtt": MS}, now=20 * MS)
+    assert st["cwnd"] == 15.0 and st["probes"] == 1 and st["probed"] == 1 and st["timeouts"] == 0
+    assert st["last_progress"] == 20 * MS
+    # due again without progress: a retransmission timeout, one packet, the timeout doubled
+    st2, _, _, rto = tcp("timer", st, now=220 * MS)
+    assert st2["cwnd"] == 1.0 and st2["timeouts"] == 1 and st2["backoff"] == 1 and rto == 400 * MS
+    assert st2["ssthresh"] == 7.5                                     # an RTT after the probe's cut: cut again
+    # progress clears the probe and the backoff
+    st3, _, _, _ = tcp("ack", st2, ack_seq=1000, rtt=MS, now=230 * MS, snd_nxt=2000)
+    assert st3["probed"] == 0 and st3["backoff"] == 0 and st3["cwnd"] == 2.0
 
 
 def test_window_stays_within_its_bounds():
-    st, _, _ = tcp("ack", {"cwnd": 4194.0, "ssthresh": 1.0, "last_acked": 0}, ack_seq=10_000_000, now=MS)
+    st, _, _, _ = tcp("ack", {"cwnd": 4194.0, "ssthresh": 1.0, "last_acked": 0}, ack_seq=10_000_000, now=MS)
     assert st["cwnd"] == pytest.approx(4194.304)
-    st, _, _ = tcp("init", {"cwnd": 0.2})
+    st, _, _, _ = tcp("init", {"cwnd": 0.2})
     assert st["cwnd"] == 0.2                                          # init applies no bound to a given state
-    st, _, _ = tcp("rto", {"cwnd": 0.2}, now=MS)
+    st, _, _, _ = tcp("rto", {"cwnd": 0.2}, now=MS)
     assert st["cwnd"] == 1.0
 
 
 def test_cubic_loss_keeps_seven_tenths_and_remembers_w_max():
-    st, _, _ = tcp("loss", {"cwnd": 100.0}, cubic=True, ack_seq=0, now=MS)
+    st, _, _, _ = tcp("loss", {"cwnd": 100.0}, cubic=True, ack_seq=0, now=MS)
     assert st["cwnd"] == pytest.approx(70.0) and st["ssthresh"] == pytest.approx(70.0)
     assert st["w_max"] == 100.0 and st["epoch_start"] == -1
     # fast convergence: a loss below the previous W_max remembers less
-    st, _, _ = tcp("loss", {"cwnd": 80.0, "w_max": 100.0}, cubic=True, ack_seq=0, now=MS)
+    st, _, _, _ = tcp("loss", {"cwnd": 80.0, "w_max": 100.0}, cubic=True, ack_seq=0, now=MS)
     assert st["w_max"] == pytest.approx(80.0 * 1.7 / 2) and st["cwnd"] == pytest.approx(56.0)
 
 
 def test_cubic_growth_follows_the_cubic_or_its_reno_friendly_floor():
     # the epoch begins at the first ACK after the cut: K = cbrt((W_max - cwnd) / C) seconds
     s0 = {"cwnd": 70.0, "ssthresh": 70.0, "w_max": 100.0, "epoch_start": -1, "last_acked": 0, "srtt": 0}
-    st, w, _ = tcp("ack", s0, cubic=True, ack_seq=1000, rtt=100 * US, now=MS)
+    st, w, _, _ = tcp("ack", s0, cubic=True, ack_seq=1000, rtt=100 * US, now=MS)
     k = (30 / 0.4) ** (1 / 3)
     assert st["epoch_start"] == MS and st["k"] == pytest.approx(k * 1e12)
     target = 0.4 * (100e-6 - k) ** 3 + 100.0                  # W(srtt): hardly above cwnd this early
@@ -124,7 +137,7 @@ def test_cubic_growth_follows_the_cubic_or_its_reno_friendly_floor():
     # seconds later (a long RTT), the cubic is above the window: cwnd += (W - cwnd) / cwnd
     late = dict(st, epoch_start=0, last_acked=0, srtt=100 * MS, w_est=0.0)
     t = 2 * 10**12
-    st2, _, _ = tcp("ack", late, cubic=True, ack_seq=1000, rtt=100 * MS, now=t)
+    st2, _, _, _ = tcp("ack", late, cubic=True, ack_seq=1000, rtt=100 * MS, now=t)
     target = 0.4 * (2.1 - k) ** 3 + 100.0
     assert st2["cwnd"] == pytest.approx(st["cwnd"] + (target - st["cwnd"]) / st["cwnd"])
 

@@ -168,6 +168,7 @@ def kernel_params(c):
         "cubic_beta": float(c.cubic_beta),
         "cubic_c": float(c.cubic_c),
         "tcp_pto_min": int(round(float(c.tcp_pto_min) * 1e6)),
+        "tcp_rto_min": int(round(float(c.tcp_rto_min) * 1e6)),
     }
 
 
@@ -235,8 +236,9 @@ def _swift(bw):
 def _tcp(name):
     # not a preset of the reference's run script: a loss-based TCP on Ethernet switches (its common values
     # except): no PFC (a full buffer drops), no ECN (Linux does not ask for it by default), ACKs queued with the
-    # data, Linux's 200 ms minimum retransmission timeout (TCP_RTO_MIN; an RTT of tens of us never raises it),
-    # 1448 payload bytes per packet (a 1500-byte MTU less the IP, TCP and timestamp headers)
+    # data, 1448 payload bytes per packet (a 1500-byte MTU less the IP, TCP and timestamp headers); the kernel's
+    # fixed timeout (behind the algorithm's own loss timer: a burst none of whose packets arrives) at Linux's
+    # 200 ms minimum (TCP_RTO_MIN)
     return dict(cc=name, has_win=True, var_win=False, fast_react=False, ack_high_prio=False, pfc=False, ecn=False,
                 rto=200000.0, mtu=1448)
 

@@ -146,7 +146,7 @@ _SWIFT_PARAMS = tuple(_p("swift_" + name, unit, default, "Swift: " + doc, _int i
 ))
 
 # Loss-based TCP (not in the reference), NewReno and CUBIC, with Linux's defaults: name, unit, default, range,
-# meaning.  The retransmission timeout is the kernel's `rto` (the tcp and cubic presets: Linux's 200 ms minimum)
+# meaning.  The kernel's fixed `rto` stays behind the algorithm's own loss timer (presets: 200 ms)
 _TCP_PARAMS = tuple(_p(name, unit, default, doc, _float, None, lo, hi, dynamics=True)
                     for name, unit, default, lo, hi, doc in (
     ("tcp_init_cwnd", "packets", 10.0, 1.0, 1e9, "TCP (tcp, cubic): initial window (RFC 6928, Linux's "
@@ -160,6 +160,8 @@ _TCP_PARAMS = tuple(_p(name, unit, default, doc, _float, None, lo, hi, dynamics=
     ("cubic_beta", "ratio", 0.7, 0.01, 0.99, "TCP CUBIC: window kept on a loss (RFC 8312; Linux 717/1024)"),
     ("tcp_pto_min", "us", 10000.0, 0.001, 1e9, "TCP: smallest probe timeout (tail-loss probe: back to the first "
      "unacknowledged byte after max(2 srtt, this) without progress; Linux 4.x's 10 ms floor)"),
+    ("tcp_rto_min", "us", 200000.0, 0.001, 1e9, "TCP: smallest retransmission timeout of the loss timer "
+     "(max(this, srtt + 4 rttvar), doubled per timeout in a row; Linux's TCP_RTO_MIN, 200 ms)"),
     ("cubic_c", "packets/s^3", 0.4, 1e-6, 1e9, "TCP CUBIC: the constant C of W(t) = C (t - K)^3 + W_max "
      "(RFC 8312)"),
 ))

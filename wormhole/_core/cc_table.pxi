@@ -371,7 +371,7 @@ cdef void _tcp_probe_arm(Sim* s, int32_t fi) noexcept nogil:
         return
     st.probe_armed = 1
     st.probe_tok += 1
-    if heap_push(s, st.last_progress + tcp_pto(st, &s.cc), EV_CC_TIMER, fi, st.probe_tok * 4) != 0:
+    if heap_push(s, tcp_timer_due(st, &s.cc), EV_CC_TIMER, fi, st.probe_tok * 4) != 0:
         s.fail = 1
 
 
@@ -389,12 +389,11 @@ cdef void _tcp_ack(Sim* s, int32_t fi, int32_t pk) noexcept nogil:
 
 
 cdef void _tcp_timer(Sim* s, int32_t fi, int64_t b) noexcept nogil:
-    """The probe timer: stale, early (progress since it was armed: again at the
-    last progress + PTO), idle (nothing in flight: disarmed), or a probe
-    timeout (back to snd_una, a loss for the window)."""
+    """The loss timer: stale, early (progress since it was armed: again when
+    due), idle (nothing in flight: disarmed), or due (tcp_on_timer: a probe or
+    a retransmission timeout, back to snd_una)."""
     cdef TcpState* st = _tcp(s, fi)
     cdef Flow* f = &s.flows[fi]
-    cdef int64_t due
     if (b >> 2) != st.probe_tok:
         s.stale_events += 1
         s.stale_by[<int>EV_CC_TIMER] += 1
@@ -402,9 +401,9 @@ cdef void _tcp_timer(Sim* s, int32_t fi, int64_t b) noexcept nogil:
     st.probe_armed = 0
     if f.finish >= 0 or f.snd_nxt <= f.snd_una:
         return
-    due = st.last_progress + tcp_pto(st, &s.cc)
-    if due <= s.now:
-        tcp_on_probe(st, &s.cc, f.cc == CC_CUBIC, s.now)
+    if tcp_timer_due(st, &s.cc) <= s.now:
+        if tcp_on_timer(st, &s.cc, f.cc == CC_CUBIC, s.now):
+            s.timeouts += 1
         f.snd_nxt = f.snd_una
         _tcp_apply(s, fi)
     _tcp_probe_arm(s, fi)
@@ -465,6 +464,7 @@ cdef object _tcp_dict(Sim* s, int32_t fi):
     cdef TcpState* st = _tcp(s, fi)
     return {"cwnd": st.cwnd, "ssthresh": st.ssthresh, "last_acked": st.last_acked, "last_reduce": st.last_reduce,
             "srtt": st.srtt, "epoch_start": st.epoch_start, "w_max": st.w_max, "k": st.k, "w_est": st.w_est,
+            "rttvar": st.rttvar, "backoff": st.backoff, "probed": st.probed,
             "last_progress": st.last_progress, "losses": st.losses, "timeouts": st.timeouts, "probes": st.probes,
             "win": s.flows[fi].win}
 

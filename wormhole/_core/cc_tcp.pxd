@@ -19,10 +19,13 @@ nack_interval) and the sender resends everything from the hole on, where Linux
 learns of the hole from three duplicate ACKs or SACK blocks and resends only
 the lost segments.  A NACK is the loss signal here.  A lost tail, or a lost
 retransmission of the hole (whose NACK the receiver's rate limit holds back),
-shows no later packet: as Linux's tail-loss probe (RACK-TLP), a probe timer
-goes back to the first unacknowledged byte after a probe timeout (max(2 srtt,
-pto_min)) without progress and counts as a loss; the retransmission timeout
-(Params.rto, Linux's 200 ms minimum) remains behind it.
+shows no later packet: the algorithm's own loss timer (as Linux's: a tail-loss
+probe, then retransmission timeouts) goes back to the first unacknowledged byte
+after a probe timeout (max(2 srtt, pto_min), RACK-TLP) without progress, a
+loss, and if that brings no progress either after a retransmission timeout
+(max(rto_min, srtt + 4 rttvar), doubled per timeout in a row), slow start from
+one packet.  The kernel's fixed timeout (Params.rto) stays behind both for a
+burst of which no packet arrives (the loss timer runs from an ACK).
 
 Times are in ps; windows in packets (doubles); sequence numbers in bytes.
 """
@@ -56,6 +59,9 @@ cdef inline void tcp_init(TcpState* st, CcParams* p) noexcept nogil:
     st.last_progress = 0
     st.probe_tok = 0
     st.probe_armed = 0
+    st.rttvar = 0
+    st.backoff = 0
+    st.probed = 0
     tcp_bound(st, p)
 
 
@@ -104,13 +110,22 @@ cdef inline void tcp_on_ack(TcpState* st, CcParams* p, bint cubic, int64_t ack_s
     them count in congestion avoidance, as Linux's tcp_slow_start); congestion
     avoidance: NewReno cwnd += acked / cwnd, CUBIC cubic_grow."""
     cdef double acked = 0.0, room, flight
+    cdef int64_t d
     if rtt > 0:
-        st.srtt = rtt if st.srtt == 0 else (7 * st.srtt + rtt) // 8
+        if st.srtt == 0:
+            st.srtt = rtt
+            st.rttvar = rtt // 2
+        else:
+            d = st.srtt - rtt if st.srtt > rtt else rtt - st.srtt
+            st.rttvar = (3 * st.rttvar + d) // 4
+            st.srtt = (7 * st.srtt + rtt) // 8
     flight = <double>(snd_nxt - st.last_acked) / <double>p.mtu
     if ack_seq > st.last_acked:
         acked = <double>(ack_seq - st.last_acked) / <double>p.mtu
         st.last_acked = ack_seq
         st.last_progress = now
+        st.probed = 0
+        st.backoff = 0
     if acked <= 0.0 or st.cwnd >= 2.0 * flight:
         return
     if st.cwnd < st.ssthresh:
@@ -162,6 +177,8 @@ cdef inline void tcp_on_loss(TcpState* st, CcParams* p, bint cubic, int64_t ack_
     if ack_seq > st.last_acked:
         st.last_acked = ack_seq
         st.last_progress = now
+        st.probed = 0
+        st.backoff = 0
     if tcp_reduce(st, p, cubic, now):
         st.losses += 1
         st.cwnd = st.ssthresh
@@ -186,15 +203,37 @@ cdef inline int64_t tcp_pto(TcpState* st, CcParams* p) noexcept nogil:
     return t if t > p.tcp_pto_min else p.tcp_pto_min
 
 
-cdef inline bint tcp_on_probe(TcpState* st, CcParams* p, bint cubic, int64_t now) noexcept nogil:
-    """The probe timer at ``now`` found no acknowledgement progress for a probe
-    timeout with data in flight: a loss (the retransmission of a hole or the
-    tail), so the sender goes back to snd_una and the window is reduced as on a
-    NACK, once per window.  Returns whether it reduced."""
-    st.probes += 1
+cdef inline int64_t tcp_rto(TcpState* st, CcParams* p) noexcept nogil:
+    """The retransmission timeout: max(rto_min, srtt + 4 rttvar) (RFC 6298 with
+    Linux's floor), doubled per timeout in a row (backoff)."""
+    cdef int64_t t = st.srtt + 4 * st.rttvar
+    if t < p.tcp_rto_min:
+        t = p.tcp_rto_min
+    return t << st.backoff
+
+
+cdef inline int64_t tcp_timer_due(TcpState* st, CcParams* p) noexcept nogil:
+    """When the loss timer is due: a probe timeout after the last progress, or
+    once probed, a retransmission timeout after the probe (or the last timeout)."""
+    return st.last_progress + (tcp_rto(st, p) if st.probed else tcp_pto(st, p))
+
+
+cdef inline bint tcp_on_timer(TcpState* st, CcParams* p, bint cubic, int64_t now) noexcept nogil:
+    """The loss timer is due at ``now`` with data in flight and no progress: the
+    sender goes back to snd_una.  The first time (a probe timeout: a lost tail,
+    or a retransmission of the hole whose NACK the receiver holds back) it is a
+    loss, the window reduced as on a NACK once per window; after that (a
+    retransmission timeout) cwnd = 1 packet and the timeout doubles.  Returns
+    True for a timeout."""
     st.last_progress = now
-    if tcp_reduce(st, p, cubic, now):
-        st.cwnd = st.ssthresh
-        tcp_bound(st, p)
-        return True
-    return False
+    if not st.probed:
+        st.probed = 1
+        st.probes += 1
+        if tcp_reduce(st, p, cubic, now):
+            st.cwnd = st.ssthresh
+            tcp_bound(st, p)
+        return False
+    tcp_on_rto(st, p, cubic, now)
+    if st.backoff < 6:
+        st.backoff += 1
+    return True

@@ -262,6 +262,7 @@ ctypedef struct CcParams:
     double cubic_beta      # CUBIC: window kept on a loss
     double cubic_c         # CUBIC: scaling constant C of W(t) = C (t - K)^3 + W_max, packets / s^3
     int64_t tcp_pto_min    # TCP: smallest probe timeout (tail-loss probe), ps
+    int64_t tcp_rto_min    # TCP: smallest retransmission timeout of the algorithm's own loss timer, ps
 
 ctypedef struct DcqcnState:
     double alpha        # congestion estimate
@@ -323,12 +324,15 @@ ctypedef struct TcpState:
     double w_max        # CUBIC: window before the last reduction (after fast convergence), packets
     double k            # CUBIC: time from the epoch's start until W(t) is back at w_max, ps
     double w_est        # CUBIC: the Reno-friendly window estimate of the epoch, packets
+    int64_t rttvar      # RTT variation (RFC 6298: EWMA 1/4 of |srtt - rtt|), ps
     int64_t last_progress  # time snd_una last moved (or the last probe or timeout), ps
-    int64_t probe_tok   # token of the pending probe timer (EV_CC_TIMER b = tok * 4; stale events ignored)
+    int64_t probe_tok   # token of the pending loss timer (EV_CC_TIMER b = tok * 4; stale events ignored)
     int32_t losses      # window reductions on a NACK
     int32_t timeouts    # retransmission timeouts
     int32_t probes      # probe timeouts that went back to snd_una
-    uint8_t probe_armed # 1 while a probe timer is pending
+    int32_t backoff     # retransmission timeouts in a row (each doubles the timeout; at most 6)
+    uint8_t probe_armed # 1 while a loss timer is pending
+    uint8_t probed      # 1 once the probe timeout fired without progress since (the next is an RTO)
 
 ctypedef struct FlowWin:
     # Sliding window of a flow's last `l` rate samples (one per ACK) with

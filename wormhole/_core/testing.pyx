@@ -17,7 +17,7 @@ from wormhole._core.mmu cimport (mmu_threshold, mmu_admit, mmu_add, mmu_remove, 
 from wormhole._core.cc cimport (dcqcn_init, dcqcn_cnp, dcqcn_alpha_update, dcqcn_decrease, dcqcn_increase,
                                 hpcc_init, hpcc_on_ack, timely_init, timely_on_ack, dctcp_init, dctcp_on_ack)
 from wormhole._core.cc_swift cimport swift_target, swift_bound, swift_init, swift_on_ack, swift_on_loss, swift_on_rto, swift_pace_rate
-from wormhole._core.cc_tcp cimport tcp_init, tcp_on_ack, tcp_on_loss, tcp_on_rto, tcp_on_probe, tcp_pto, cubic_window
+from wormhole._core.cc_tcp cimport tcp_init, tcp_on_ack, tcp_on_loss, tcp_on_rto, tcp_on_timer, tcp_pto, tcp_rto, cubic_window
 
 
 def _py_tx_time_ps(int64_t nbytes, int64_t bps, int64_t quantum_ps=1000):
@@ -169,9 +169,9 @@ def _py_tcp(str step, dict state, dict cc, bint cubic=False, int64_t now=0, int6
     """Apply one TCP rule (NewReno, or CUBIC with cubic=True) to a state dict
     (TcpState's fields; unset ones as a new connection's): 'ack' (an ACK up to
     ack_seq with this RTT, ps, at time now, snd_nxt the next byte to send), 'loss'
-    (a NACK at ack_seq), 'rto' (a timeout), 'probe' (a probe timeout), 'init' (no
-    event).  Returns (state, CUBIC's W(now - epoch_start) of the result, packets,
-    the probe timeout of the result, ps)."""
+    (a NACK at ack_seq), 'rto' (the kernel's timeout), 'timer' (the loss timer
+    is due), 'init' (no event).  Returns (state, CUBIC's W(now - epoch_start) of
+    the result, packets, its probe timeout and retransmission timeout, ps)."""
     cdef CcParams p
     cdef TcpState st
     cdef dict full
@@ -189,11 +189,11 @@ def _py_tcp(str step, dict state, dict cc, bint cubic=False, int64_t now=0, int6
         tcp_on_loss(&st, &p, cubic, ack_seq, now)
     elif step == "rto":
         tcp_on_rto(&st, &p, cubic, now)
-    elif step == "probe":
-        tcp_on_probe(&st, &p, cubic, now)
+    elif step == "timer":
+        tcp_on_timer(&st, &p, cubic, now)
     elif step != "init":
         raise ValueError(step)
-    return st, cubic_window(&st, &p, now - st.epoch_start), tcp_pto(&st, &p)
+    return st, cubic_window(&st, &p, now - st.epoch_start), tcp_pto(&st, &p), tcp_rto(&st, &p)
 
 
 # ------------------------------------------------------------------ MMU rules
