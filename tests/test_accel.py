@@ -29,7 +29,9 @@ def scratch_partitions(net, active):
 def test_incremental_partitions_equal_a_from_scratch_computation():
     rnd = random.Random(11)
     topo = wh.fat_tree(4)
-    net = wh.Network(topo, cc="hpcc", accelerate=True, steady_theta=0.0)
+    # 8-sample windows: the accelerator looks at its partitions (and makes their split
+    # checks) itself; partitions() only looks (it changes nothing: test_partitions_has_no_side_effects)
+    net = wh.Network(topo, cc="hpcc", accelerate=True, steady_window=8)
     hosts = topo.hosts
     for _ in range(60):
         a, b = rnd.sample(hosts, 2)
@@ -43,6 +45,34 @@ def test_incremental_partitions_equal_a_from_scratch_computation():
         checked += len(active) > 0
     assert checked > 20
     assert net.stats["partition_merges"] > 0 and net.stats["partition_splits"] > 0
+
+
+def test_partitions_has_no_side_effects():
+    """Looking at the partitions mid-run changes no later result: the same run, stepped
+    the same way, with and without net.partitions() at every step (while flows finish
+    and their partitions wait for a split check), gives the same FCTs and counters."""
+    def run(look):
+        net = wh.Network(wh.dumbbell(3, 3), wh.Config.preset("hpcc", accelerate=True, steady_window=200))
+        for i, size in enumerate((3_000_000, 6_000_000, 12_000_000)):
+            net.send(i, 3 + i, size)
+        seen = []
+        for step in range(1, 200):
+            net.run(until=step * 20 * US)
+            if look:
+                seen.append(net.partitions())
+        net.run()
+        return net, seen
+
+    quiet, _ = run(False)
+    looked, seen = run(True)
+    assert (looked.results["finish"] >= 0).all()
+    assert [[0, 1, 2]] in seen and [[1, 2]] in seen and [[2]] in seen    # it looked as flows left
+    assert np.array_equal(quiet.results["fct"], looked.results["fct"])
+    assert quiet.fct_lines() == looked.fct_lines()
+    wall = ("events_per_second", "wall_seconds")
+    assert ({k: v for k, v in quiet.stats.items() if k not in wall}
+            == {k: v for k, v in looked.stats.items() if k not in wall})
+    assert quiet.stats["skips"] > 0 and quiet.stats["partition_splits"] > 0
 
 
 def long_flows(accelerate, n=2, size=40_000_000, **cfg):

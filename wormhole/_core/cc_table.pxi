@@ -4,7 +4,7 @@
 # the update rules themselves are pure functions of a flow's state (cc.pxd).
 #
 # Included by kernel.pyx: the operations use the kernel's change_rate and the
-# accelerator's increase_in_skip.
+# accelerator's rate_timer hook (AccelHooks, defs.pxd).
 
 
 cdef CcOps CC_TABLE[<int>N_CC_KINDS]
@@ -106,7 +106,7 @@ cdef void _dcqcn_timer_fire(Sim* s, int32_t fi, int64_t b) noexcept nogil:
             dcqcn_timer(s, fi, TM_INCREASE, s.cc.t_increase)
     else:
         dcqcn_timer(s, fi, TM_INCREASE, s.cc.t_increase)
-        if s.acc.on and increase_in_skip(s, fi):
+        if s.hooks.rate_timer(s, fi):
             return                  # a steady flow with cuts: the timer is re-armed, not fired
         dcqcn_increase(st, &s.cc, &f.rate, f.max_rate)
 
@@ -477,7 +477,7 @@ cdef void _cc_table_fill() noexcept:
 
     _cc_row(CC_DCQCN, "dcqcn", INT_NONE, 0, sizeof(DcqcnState), 0b1011)
     o = &CC_TABLE[<int>CC_DCQCN]
-    o.fixed_timers = 1 << TM_INCREASE       # see increase_in_skip (accel.pxi)
+    o.fixed_timers = 1 << TM_INCREASE       # see increase_in_skip (accel_steady.pxi)
     o.timer_rate = 1                        # decrease and increase timers
     o.init = _dcqcn_init
     o.on_ack = _dcqcn_ack

@@ -392,7 +392,10 @@ ctypedef struct Skip:
     uint8_t follow      # 1: a steady skip at the stored goodputs right after a memo replay
 
 ctypedef struct Accel:
+    # The accelerator's state (module wormhole._core.accel, contract accel.pxd); the kernel
+    # reads it only through accel.pxd's inline queries (port_frozen) and its statistics.
     uint8_t on          # accelerator enabled
+    const KernelOps* k  # the kernel's services the accelerator calls (set by accel_setup)
     int32_t l           # samples per window
     double theta        # steady when (max - min) / mean < theta
     int64_t min_skip    # skip only if the next interrupt is at least this far, ps
@@ -547,6 +550,8 @@ ctypedef struct Sim:
                         # flow fi; meaningful for the flows whose cc is k), allocated once k is in use
     uint32_t cc_used    # bit k: kind k is in use (cc.kind, or some flow's): its array grows with the flows
     Accel acc          # the accelerator (partitions, steady windows, skips)
+    const AccelHooks* hooks  # the accelerator's hooks the kernel calls: the no-op row
+                             # (accel_hooks_off) unless accel_setup switched them on
     # sampler
     int64_t sample_interval  # ps between rate / queue samples (0 = off)
     int64_t* samples    # rows of (time ps, kind 0 flow / 1 port, index, value)
@@ -619,3 +624,62 @@ ctypedef struct CcOps:
     # the flow's sending rate as the accelerator sees it (steady test, memo colour, state vector
     # v[0]), bps: its pacing rate (Flow.rate), or a window algorithm's window per RTT
     int64_t (*send_rate)(Sim* s, int32_t fi) noexcept nogil
+
+
+ctypedef struct AccelHooks:
+    # The accelerator as the kernel sees it: the hooks the kernel calls at the seam, and
+    # nothing else of it (besides accel.pxd's inline port_frozen and the Python-facing
+    # calls of Kernel's methods).  Two rows (accel.pyx): the accelerator's, and a no-op row
+    # while acceleration is off, where every hook does nothing and answers False / 0.
+    # flow_start (its QP joins its NIC) or data posted to a connection on its NIC: a flow
+    # with bytes to send joins a partition (merging those its ports touch; skips there end)
+    void (*flow_active)(Sim* s, int32_t fi) noexcept nogil
+    # flow_complete: the flow leaves its partition (split check deferred)
+    void (*flow_done)(Sim* s, int32_t fi) noexcept nogil
+    # host_receive_ack, after the flow's CC reacted: one rate sample (may begin a skip of
+    # its partition); a connection with everything acknowledged goes idle
+    void (*on_ack)(Sim* s, int32_t fi) noexcept nogil
+    # note_message: a connection's oldest message was acknowledged (mirrors of its partition end)
+    void (*on_message)(Sim* s, int32_t fi) noexcept nogil
+    # Kernel.post, before the kernel adds the bytes: True if a skip the connection sends through
+    # took them (its size already grown: the kernel adds nothing); False after ending the skips
+    # on the connection's ports (and looking its partition up afresh if it was idle)
+    bint (*on_post)(Sim* s, int32_t fi, int64_t nbytes) noexcept nogil
+    # a CC timer that would raise the flow's rate without an ACK fires (DCQCN's rate increase):
+    # True if the skip of its partition stands for it (re-armed, not fired); False: fire it
+    # (a skip that it would interrupt ends first)
+    bint (*rate_timer)(Sim* s, int32_t fi) noexcept nogil
+    # run_loop popped EV_SKIP_END (a = slot, b = token): the skip ends as planned; False if stale
+    bint (*skip_end)(Sim* s, int32_t slot, int64_t token) noexcept nogil
+    # run_loop popped EV_MSG_NOTE (a = flow, b): a message end (b >= 0) or a delivery (b < 0) at
+    # virtual time inside a skip, reported if still due; False if stale
+    bint (*note_due)(Sim* s, int32_t fi, int64_t b) noexcept nogil
+    # Kernel.set_msg_end (rcv 0) / set_rcv_end (rcv 1): the flow is inside a skip: the notice is
+    # reported now if passed or planned at its virtual time (True); False if not in a skip
+    bint (*plan_note)(Sim* s, int32_t fi, bint rcv) noexcept nogil
+    # bytes the skip the flow is in has moved it so far (snd_una and rcv_nxt as of now are the
+    # flow's plus these); 0 outside a skip
+    int64_t (*skipped_bytes)(Sim* s, int32_t fi) noexcept nogil
+    # Kernel._grow_flows: the per-flow arrays grew from old_cap to cap entries; -1 if memory ran out
+    int (*grow_flows)(Sim* s, int32_t old_cap, int32_t cap) noexcept nogil
+    # Kernel.__dealloc__: free everything the accelerator allocated
+    void (*release)(Sim* s) noexcept nogil
+
+
+ctypedef struct KernelOps:
+    # The kernel's services the accelerator calls (kernel.pyx fills one row, accel_setup
+    # stores it in Accel.k): the accelerator reaches the event loop only through these.
+    const CcOps* cc     # the CC table (CC_TABLE, cc_table.pxi): row Flow.cc of each flow
+    # the port's pending events are all in the heap: its unscheduled NIC wake-up and
+    # transmission end (see nic_arm, start_tx) are scheduled under their sequence numbers
+    void (*port_settle)(Sim* s, int32_t port) noexcept nogil
+    # every packet on the port's wire has its arrival in the heap (see wire_append)
+    void (*wire_flush)(Sim* s, int32_t port) noexcept nogil
+    # the port, if idle, tries to send (a switch's egress or a NIC), as after a transmission end
+    void (*port_kick)(Sim* s, int32_t port) noexcept nogil
+    # a connection's oldest pending message is acknowledged: tell Python
+    void (*note_message)(Sim* s, int32_t fi) noexcept nogil
+    # the flow's receiver holds every byte up to rcv_end: record and tell Python
+    void (*note_delivered)(Sim* s, int32_t fi) noexcept nogil
+    # v[0..3]: the flow's sending rate and the 3 algorithm values memo entries store
+    void (*cc_vector)(Sim* s, int32_t fi, double* v) noexcept nogil

@@ -75,3 +75,28 @@ cdef inline Event heap_pop(Sim* s) noexcept nogil:
                 break
         h[i] = last
     return top
+
+
+cdef inline void heap_rebuild(Sim* s) noexcept nogil:
+    """Restore the heap property of s.heap[0:heap_n] (bottom-up)."""
+    cdef int64_t n = s.heap_n, i, j, child
+    cdef Event e
+    cdef Event* h = s.heap
+    i = n // 2 - 1
+    while i >= 0:
+        e = h[i]
+        j = i
+        while True:
+            child = 2 * j + 1
+            if child >= n:
+                break
+            if child + 1 < n and (h[child + 1].t < h[child].t or
+                                  (h[child + 1].t == h[child].t and h[child + 1].seq < h[child].seq)):
+                child += 1
+            if h[child].t < e.t or (h[child].t == e.t and h[child].seq < e.seq):
+                h[j] = h[child]
+                j = child
+            else:
+                break
+        h[j] = e
+        i -= 1

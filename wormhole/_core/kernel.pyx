@@ -20,6 +20,9 @@ import numpy as np
 
 from wormhole._core.defs cimport *
 from wormhole._core.heap cimport heap_push, heap_push_seq, heap_pop
+from wormhole._core.vec cimport _append
+from wormhole._core cimport accel
+from wormhole._core.accel cimport port_frozen, memo_notes_due
 from wormhole._core.mmu cimport (mmu_threshold, mmu_admit, mmu_add, mmu_remove, mmu_should_pause,
                                  mmu_should_resume, mmu_should_mark)
 from wormhole._core.cc cimport (dcqcn_init, dcqcn_cnp, dcqcn_alpha_update, dcqcn_decrease, dcqcn_increase,
@@ -30,12 +33,6 @@ from wormhole._core.cc_tcp cimport tcp_init, tcp_on_ack, tcp_on_loss, tcp_on_rto
 
 cnp.import_array()
 
-# the accelerator's counters (Accel.rejects, skipped_by, backs_by in defs.pxd), by index
-REJECT_NAMES = ("pfc", "rate_spread", "goodput_halves", "no_room", "horizon_short", "split_check", "ramping",
-                "window_filling", "no_window", "fresh_samples", "goodput_span", "horizon_flow_start",
-                "horizon_no_goodput")
-SKIPPED_BY = ("steady", "memo_replay", "memo_follow", "mirror")
-BACKS_BY = ("flow_start", "post_idle_conn", "dcqcn_increase", "other")
 EVENT_NAMES = ("tx_done", "arrive", "nic_wake", "flow_start", "user", "rto", "cc_timer", "sample", "skip_end",
                "msg_note")
 
@@ -622,8 +619,7 @@ cdef inline void flow_complete(Sim* s, int32_t fi) noexcept nogil:
     cdef Flow* f = &s.flows[fi]
     CC_TABLE[f.cc].on_finish(s, fi)
     f.finish = s.now
-    if s.acc.on:
-        part_deactivate(s, fi)
+    s.hooks.flow_done(s, fi)
     s.done[s.n_done] = fi
     s.n_done += 1
     if f.has_cb:
@@ -636,8 +632,7 @@ cdef void note_message(Sim* s, int32_t fi) noexcept nogil:
         s.fail = 1
         return
     s.flows[fi].msg_end = -1        # Python sets the next one
-    if s.acc.on and s.acc.n_mirroring > 0:
-        mirrors_end(s, s.acc.part_of[fi])     # partitions mirroring this one part ways here
+    s.hooks.on_message(s, fi)
 
 
 cdef void note_delivered(Sim* s, int32_t fi) noexcept nogil:
@@ -674,10 +669,7 @@ cdef void host_receive_ack(Sim* s, int32_t pk) noexcept nogil:
         f.snd_nxt = f.snd_una
     CC_TABLE[f.cc].on_ack(s, fi, pk)
     pkt_free(s, pk)
-    if s.acc.on and s.acc.active[fi] and s.acc.win[fi].val != NULL:
-        win_push(s, fi, CC_TABLE[f.cc].send_rate(s, fi))
-        if f.persistent and f.snd_una >= f.size:
-            conn_idle(s, fi)
+    s.hooks.on_ack(s, fi)
     nic_try_send(s, f.src_port)
 
 
@@ -795,8 +787,7 @@ cdef void on_arrive(Sim* s, int32_t port, int32_t pk) noexcept nogil:
 cdef void flow_start(Sim* s, int32_t fi) noexcept nogil:
     cdef Flow* f = &s.flows[fi]
     cdef Port* pt = &s.ports[f.src_port]
-    if s.acc.on and f.size > f.snd_una:
-        part_activate(s, fi)
+    s.hooks.flow_active(s, fi)
     if _append(&pt.qps, &pt.nqps, &pt.cap_qps, fi) != 0:
         s.fail = 1
         return
@@ -806,7 +797,34 @@ cdef void flow_start(Sim* s, int32_t fi) noexcept nogil:
     nic_try_send(s, f.src_port)
 
 
-include "accel.pxi"
+# ---------------------------------------------------------------- the accelerator's seam
+
+cdef void _port_settle(Sim* s, int32_t port) noexcept nogil:
+    """KernelOps.port_settle: the port's unscheduled wake-up and transmission end enter the heap."""
+    wake_settle(s, &s.ports[port])
+    if s.ports[port].wake_lazy:
+        wake_schedule(s, port)
+    if port_busy(s, port) and s.ports[port].tx_lazy:
+        tx_schedule(s, port)
+
+
+cdef void _port_kick(Sim* s, int32_t port) noexcept nogil:
+    """KernelOps.port_kick: an idle port tries to send."""
+    if not port_busy(s, port):
+        if s.is_switch[s.ports[port].node]:
+            switch_try_send(s, port)
+        else:
+            nic_try_send(s, port)
+
+
+cdef KernelOps KOPS
+KOPS.cc = CC_TABLE
+KOPS.port_settle = _port_settle
+KOPS.wire_flush = wire_flush
+KOPS.port_kick = _port_kick
+KOPS.note_message = note_message
+KOPS.note_delivered = note_delivered
+KOPS.cc_vector = cc_vector
 
 
 cdef void sample(Sim* s) noexcept nogil:
@@ -956,21 +974,19 @@ cdef int run_loop(Sim* s, int64_t until, int32_t* user) noexcept nogil:
         elif e.kind == EV_SAMPLE:
             sample(s)
         elif e.kind == EV_SKIP_END:
-            if s.acc.skips[e.a].token == e.b and s.acc.skips[e.a].part >= 0:
-                skip_end(s, e.a, True)
-            else:
+            if not s.hooks.skip_end(s, e.a, e.b):
                 s.stale_events += 1
                 s.stale_by[<int>EV_SKIP_END] += 1
                 continue
         elif e.kind == EV_MSG_NOTE and e.b < 0:     # a delivery at virtual time: not an event of a full run
-            rcv_note_due(s, e.a, -1 - e.b)
+            s.hooks.note_due(s, e.a, e.b)
             if s.fail:
                 return RUN_LIMIT
             if s.n_rnotes > 0:
                 return RUN_CALLBACKS
             continue
         elif e.kind == EV_MSG_NOTE:
-            if not msg_note_due(s, e.a, e.b):
+            if not s.hooks.note_due(s, e.a, e.b):
                 s.stale_events += 1
                 s.stale_by[<int>EV_MSG_NOTE] += 1
                 continue
@@ -981,7 +997,7 @@ cdef int run_loop(Sim* s, int64_t until, int32_t* user) noexcept nogil:
         s.events[e.kind] += 1
         if s.fail:
             return RUN_LIMIT
-        if s.n_done_cb > 0 or s.n_notes > 0 or s.n_rnotes > 0 or s.acc.n_mnotes > 0:
+        if s.n_done_cb > 0 or s.n_notes > 0 or s.n_rnotes > 0 or memo_notes_due(s):
             return RUN_CALLBACKS
     tx_settle(s, until)
     return RUN_IDLE
@@ -1104,27 +1120,7 @@ cdef void _load_params(Sim* s, params) except *:
     s.rng = <uint64_t>params.seed ^ 0x5eed5eed5eed5eedULL
     _fill_cc_params(&s.cc, params.cc, s.p.mtu)
     s.cc_used = (<uint32_t>1) << s.cc.kind
-    acc = params.accel
-    if acc is not None:
-        s.acc.on = 1
-        s.acc.l = acc.l
-        s.acc.theta = acc.theta
-        s.acc.min_skip = acc.min_skip
-        s.acc.margin = acc.margin
-        s.acc.check_every = acc.check_every
-        s.acc.quarters = acc.gp_span >= 0
-        s.acc.gp_span = acc.gp_span
-        s.acc.back_why = 3
-        s.acc.memo = acc.memo
-        s.acc.port_part = <int32_t*>malloc(s.n_ports * sizeof(int32_t))
-        s.acc.port_flows = <int32_t**>calloc(s.n_ports, sizeof(int32_t*))
-        s.acc.port_nf = <int32_t*>calloc(s.n_ports, sizeof(int32_t))
-        s.acc.port_cap = <int32_t*>calloc(s.n_ports, sizeof(int32_t))
-        if (s.acc.port_part == NULL or s.acc.port_flows == NULL or s.acc.port_nf == NULL
-                or s.acc.port_cap == NULL):
-            raise MemoryError()
-        for i in range(s.n_ports):
-            s.acc.port_part[i] = -1
+    accel.accel_setup(s, params.accel, &KOPS)
     s.sample_interval = params.sample_interval
     if s.sample_interval > 0:
         if heap_push(s, 0, EV_SAMPLE, 0, 0) != 0:
@@ -1143,6 +1139,7 @@ cdef class Kernel:
             raise MemoryError()
         self.s.free_head = NO_PKT
         self.s.budget = -1
+        self.s.hooks = accel.accel_hooks_off()
 
     def __dealloc__(self):
         cdef Sim* s = self.s
@@ -1160,27 +1157,7 @@ cdef class Kernel:
         for i in range(8):
             free(s.cc_st[i])
         free(s.samples); free(s.notes); free(s.rnotes)
-        if s.acc.on:
-            for i in range(s.n_flows):
-                win_free(s, i)
-            for i in range(s.n_ports):
-                free(s.acc.port_flows[i])
-            for i in range(s.acc.n_parts):
-                free(s.acc.part_flows[i])
-            for i in range(s.acc.n_skips):
-                free(s.acc.skips[i].ev); free(s.acc.skips[i].flows); free(s.acc.skips[i].goodput)
-            free(s.acc.win); free(s.acc.part_of); free(s.acc.active); free(s.acc.mark)
-            free(s.acc.port_part); free(s.acc.port_flows); free(s.acc.port_nf); free(s.acc.port_cap)
-            free(s.acc.part_flows); free(s.acc.part_nf); free(s.acc.part_cap); free(s.acc.part_skip)
-            for i in range(s.acc.n_pool):
-                free(s.acc.pool[i])
-            for i in range(s.acc.n_skips):
-                free(s.acc.skips[i].memo_cc); free(s.acc.skips[i].memo_gp)
-                free(s.acc.skips[i].lead_flows); free(s.acc.skips[i].lead_una0)
-            free(s.acc.gp)
-            free(s.acc.part_ver); free(s.acc.part_watch); free(s.acc.mnotes)
-            free(s.acc.free_parts); free(s.acc.skips); free(s.acc.scratch); free(s.acc.part_dirty)
-            free(s.acc.pool)
+        s.hooks.release(s)
         free(s)
 
     def build(self, fab, params):
@@ -1279,16 +1256,8 @@ cdef class Kernel:
         s.done = <int32_t*>_grow(s.done, cap, sizeof(int32_t))
         if cc_grow(s, cap) != 0:
             raise MemoryError()
-        if s.acc.on:
-            s.acc.win = <FlowWin*>_grow(s.acc.win, cap, sizeof(FlowWin))
-            s.acc.part_of = <int32_t*>_grow(s.acc.part_of, cap, sizeof(int32_t))
-            s.acc.active = <uint8_t*>_grow(s.acc.active, cap, sizeof(uint8_t))
-            s.acc.mark = <uint8_t*>_grow(s.acc.mark, cap, sizeof(uint8_t))
-            memset(&s.acc.win[s.flow_cap], 0, (cap - s.flow_cap) * sizeof(FlowWin))
-            for i in range(s.flow_cap, cap):
-                s.acc.part_of[i] = -1
-                s.acc.active[i] = 0
-                s.acc.mark[i] = 0
+        if s.hooks.grow_flows(s, s.flow_cap, cap) != 0:
+            raise MemoryError()
         s.flow_cap = cap
 
     def post(self, int32_t fi, int64_t nbytes):
@@ -1302,23 +1271,18 @@ cdef class Kernel:
             raise ValueError("message size must be positive")
         f = &s.flows[fi]
         with nogil:
-            extended = skip_extend(s, fi, nbytes)
+            extended = s.hooks.on_post(s, fi, nbytes)
         if extended:                        # a connection sending through a skip: more to send
             if s.fail:
                 raise MemoryError("out of memory")
             return f.size
-        with nogil:
-            skip_back_flow(s, fi)
-            if s.acc.on and s.acc.active[fi] and f.snd_una >= f.size:
-                conn_resume(s, fi)
         f.size += nbytes
         if f.started and not f.on_nic:
             with nogil:
                 flow_start(s, fi)
         elif f.started:
             with nogil:
-                if s.acc.on and not s.acc.active[fi]:
-                    part_activate(s, fi)
+                s.hooks.flow_active(s, fi)
                 nic_try_send(s, f.src_port)
         if s.fail:
             raise MemoryError("out of memory")
@@ -1330,7 +1294,7 @@ cdef class Kernel:
         f.msg_end = end
         if end >= 0:
             with nogil:
-                if not note_plan(self.s, fi) and f.snd_una >= end:
+                if not self.s.hooks.plan_note(self.s, fi, False) and f.snd_una >= end:
                     note_message(self.s, fi)
             if self.s.fail:
                 raise MemoryError("out of memory")
@@ -1342,7 +1306,7 @@ cdef class Kernel:
         f.rcv_end = end
         if end >= 0:
             with nogil:
-                if not rcv_plan(self.s, fi) and f.rcv_nxt >= end:
+                if not self.s.hooks.plan_note(self.s, fi, True) and f.rcv_nxt >= end:
                     note_delivered(self.s, fi)
             if self.s.fail:
                 raise MemoryError("out of memory")
@@ -1365,7 +1329,7 @@ cdef class Kernel:
 
     def rcv_nxt(self, int32_t fi):
         """Bytes the receiver holds in order; inside a fast-forward, as of the current time."""
-        return virt_rcv(self.s, fi)
+        return self.s.flows[fi].rcv_nxt + self.s.hooks.skipped_bytes(self.s, fi)
 
     def delivered_time(self, int32_t fi):
         """Time the receiver last reached the flow's rcv_end (a flow: its last byte), -1."""
@@ -1379,7 +1343,7 @@ cdef class Kernel:
 
     def snd_una(self, int32_t fi):
         """Acknowledged bytes; inside a fast-forward, as of the current time."""
-        return virt_una(self.s, fi)
+        return self.s.flows[fi].snd_una + self.s.hooks.skipped_bytes(self.s, fi)
 
     def schedule_user(self, int64_t t, int cb_id):
         if t < self.s.now:
@@ -1523,26 +1487,15 @@ cdef class Kernel:
 
     def take_memo_notes(self):
         """Memo notices since the last call: (kind 'formed'/'steady', partition, version)."""
-        cdef Accel* a = &self.s.acc
-        out = [("formed" if a.mnotes[3 * i] == 0 else "steady", a.mnotes[3 * i + 1], a.mnotes[3 * i + 2])
-               for i in range(a.n_mnotes)]
-        a.n_mnotes = 0
-        return out
+        return accel.take_memo_notes(self.s)
 
     def partition_members(self, int32_t P):
         """(version, flows) of one partition (after a pending split check)."""
-        cdef Accel* a = &self.s.acc
-        if P < 0 or P >= a.n_parts:
-            return (-1, [])
-        if a.part_dirty[P]:
-            return (-1, [])
-        return (a.part_ver[P], [a.part_flows[P][i] for i in range(a.part_nf[P])])
+        return accel.partition_members(self.s, P)
 
     def watch_partition(self, int32_t P, int32_t version):
         """Ask for a 'steady' notice when partition P (at this version) has converged."""
-        cdef Accel* a = &self.s.acc
-        if 0 <= P < a.n_parts and a.part_ver[P] == version:
-            a.part_watch[P] = 1
+        accel.watch_partition(self.s, P, version)
 
     def memo_apply(self, int32_t P, int64_t dt, list flows, list nbytes, list cc, list goodput):
         """Apply a stored convergence (see memo_start); returns True if applied."""
@@ -1560,24 +1513,14 @@ cdef class Kernel:
             gp[i] = goodput[i]
             for k in range(4):
                 cv[4 * i + k] = cc[i][k]
-        r = memo_start(self.s, P, dt, fl, nb, cv, gp, n)
+        r = accel.memo_start(self.s, P, dt, fl, nb, cv, gp, n)
         free(fl); free(nb); free(cv); free(gp)
         return r == 0
 
     def steady_goodput(self, int32_t fi):
         """The goodput (bytes per ps) a fast-forward of flow fi's partition uses
         now: its skip's, or else the one its window measures (0 if none)."""
-        cdef Sim* s = self.s
-        cdef Skip* sk = NULL
-        cdef int32_t i
-        if not s.acc.on or fi < 0 or fi >= s.n_flows or not s.acc.active[fi]:
-            return 0.0
-        i = skip_find(s, fi, &sk)
-        if i >= 0:
-            return sk.goodput[i]
-        if s.acc.win[fi].val == NULL or s.acc.win[fi].n < s.acc.l:
-            return 0.0
-        return _goodput(s, fi)
+        return accel.steady_goodput(self.s, fi)
 
     def cc_vector(self, int32_t fi):
         """(rate, and the 3 algorithm values memo entries store) of one flow."""
@@ -1590,7 +1533,7 @@ cdef class Kernel:
         """(bytes posted and not yet acknowledged, bytes to the end of the current
         message or -1) of one flow or connection."""
         cdef Flow* f = &self.s.flows[fi]
-        una = virt_una(self.s, fi) if self.s.acc.on else f.snd_una
+        una = f.snd_una + self.s.hooks.skipped_bytes(self.s, fi)
         return (f.size - una, f.msg_end - una if f.msg_end >= 0 else -1)
 
     def mirror_start(self, int32_t P, int32_t lead, list flows, list lead_flows):
@@ -1605,38 +1548,23 @@ cdef class Kernel:
         for i in range(n):
             fl[i] = flows[i]
             lf[i] = lead_flows[i]
-        r = mirror_start(self.s, P, lead, fl, lf, n)
+        r = accel.mirror_start(self.s, P, lead, fl, lf, n)
         free(fl); free(lf)
         return r == 0
 
     def mirror_finish(self, int32_t lead):
         """The twin ``lead`` has converged: end its mirrors in its state and fast-
         forward them at its goodputs; returns how many."""
-        return mirror_finish(self.s, lead)
+        return accel.mirror_finish(self.s, lead)
 
     def partitions(self):
-        """Current partitions: lists of active flow ids (empty if the accelerator is off)."""
-        cdef Accel* a = &self.s.acc
-        out = []
-        if not a.on:
-            return out
-        for p in range(a.n_parts):
-            if a.part_dirty[p]:
-                part_split(self.s, p)
-        for p in range(a.n_parts):
-            if a.part_nf[p] > 0:
-                out.append(sorted(a.part_flows[p][i] for i in range(a.part_nf[p])))
-        return out
+        """Current partitions: lists of active flow ids (empty if the accelerator is off).
+        Looking changes nothing: a split check the accelerator has pending stays pending."""
+        return accel.partitions(self.s)
 
     def skipping(self):
         """Partitions being fast-forwarded: (flows, start ps, planned end ps)."""
-        cdef Accel* a = &self.s.acc
-        out = []
-        for i in range(a.n_skips):
-            if a.skips[i].part >= 0:
-                out.append((sorted(a.skips[i].flows[j] for j in range(a.skips[i].n_flows)), a.skips[i].t0,
-                            a.skips[i].t1))
-        return out
+        return accel.skipping(self.s)
 
     def pfc_records(self):
         cdef Sim* s = self.s
@@ -1670,7 +1598,7 @@ cdef class Kernel:
     def stats(self):
         cdef Sim* s = self.s
         by_kind = {EVENT_NAMES[k]: s.events[k] for k in range(<int>N_EVENT_KINDS)}
-        return {
+        d = {
             "events": sum(by_kind.values()),
             "events_by_kind": by_kind,
             "stale_events": s.stale_events,
@@ -1693,30 +1621,16 @@ cdef class Kernel:
             "nacks": s.nacks,
             "timeouts": s.timeouts,
             "ns3_draws": s.ns3rng.draws,
-            "events_skipped": s.acc.events_skipped,
-            "skips": s.acc.skips_started,
-            "skip_backs": s.acc.skip_backs,
-            "skip_extends": s.acc.skip_extends,
-            "time_skipped_ps": s.acc.time_skipped,
-            "bytes_skipped": s.acc.bytes_skipped,
-            "steady_periods": s.acc.steady_periods,
-            "partition_merges": s.acc.merges,
-            "partition_splits": s.acc.splits,
-            "memo_applied": s.acc.memo_applied,
-            "memo_follows": s.acc.memo_follows,
-            "memo_mirrors": s.acc.mirrors,
-            "memo_mirrors_done": s.acc.mirrors_done,
-            "skip_rejects": {name: s.acc.rejects[k] for k, name in enumerate(REJECT_NAMES)},
-            "reject_mean_flows": s.acc.rej_flows / max(1, sum(s.acc.rejects[k] for k in range(16))),
-            "skip_mean_flows": s.acc.skip_flows / max(1, s.acc.skips_started),
-            "events_skipped_by": {name: s.acc.skipped_by[k] for k, name in enumerate(SKIPPED_BY)},
-            "skip_backs_by": {name: s.acc.backs_by[k] for k, name in enumerate(BACKS_BY)},
+        }
+        d.update(accel.stats(s))            # the accelerator's counters (zero while it is off)
+        d.update({
             "max_queue_bytes": s.max_qbytes,
             "max_switch_buffer_bytes": s.max_buffer,
             "packets_live": s.pkts_live,
             "packets_peak": s.pkts_peak,
             "packet_pool": s.pkt_cap,
-        }
+        })
+        return d
 
 
 # ------------------------------------------------------------------ CC rules for tests

@@ -5,10 +5,13 @@ runs through this module and nothing in the package imports it.
 Each applies one rule of the C code the kernel runs to values given from
 Python: the serialisation time and the reference's time conversion
 (wh_time.h), one congestion-control update (cc.pxd, cc_swift.pxd, cc_tcp.pxd), one switch-MMU rule
-(mmu.pxd).  The tests compare them with hand-computed values.
+(mmu.pxd), one piece of the accelerator (accel.pxd: a rate window, a goodput measurement,
+a horizon, the bytes a skip advances) on a toy simulation of a few flows.  The tests
+compare them with hand-computed values.
 """
+from libc.stdlib cimport calloc, malloc, free
 from libc.string cimport memset
-from libc.stdint cimport int64_t, uint64_t, uint32_t
+from libc.stdint cimport int64_t, uint64_t, uint32_t, int32_t
 
 from wormhole._core.defs cimport *
 from wormhole._core.kernel cimport _fill_cc_params
@@ -18,6 +21,8 @@ from wormhole._core.cc cimport (dcqcn_init, dcqcn_cnp, dcqcn_alpha_update, dcqcn
                                 hpcc_init, hpcc_on_ack, timely_init, timely_on_ack, dctcp_init, dctcp_on_ack)
 from wormhole._core.cc_swift cimport swift_target, swift_bound, swift_init, swift_on_ack, swift_on_loss, swift_on_rto, swift_pace_rate
 from wormhole._core.cc_tcp cimport tcp_init, tcp_on_ack, tcp_on_loss, tcp_on_rto, tcp_on_timer, tcp_pto, tcp_rto, cubic_window
+from wormhole._core.accel cimport (accel_setup, win_alloc, win_push, _goodput, _steady_goodput, _horizon, skip_bytes,
+                                   _rate_between)
 
 
 def _py_tx_time_ps(int64_t nbytes, int64_t bps, int64_t quantum_ps=1000):
@@ -285,3 +290,191 @@ def _py_mmu(str op, dict port, dict switch, int64_t reserve=4096, int64_t resume
     return (result, _port(0), _port(1),
             {"buffer": sw.buffer, "shared_used": sw.shared_used, "total_hdrm": sw.total_hdrm,
              "total_rsrv": sw.total_rsrv, "used": sw.used})
+
+
+# ------------------------------------------------------------------ accelerator internals
+
+class _AccelCfg:
+    """The accelerator's parameters as accel_setup reads them (KernelParams.accel)."""
+    def __init__(self, l, theta, check_every=1, gp_span=-1, min_skip=0, margin=0, memo=False):
+        self.l = l
+        self.theta = theta
+        self.check_every = check_every
+        self.gp_span = gp_span
+        self.min_skip = min_skip
+        self.margin = margin
+        self.memo = memo
+
+
+cdef Sim* _toy_sim(int32_t n_flows, cfg, int64_t mtu=1000) except NULL:
+    """A simulation of n_flows flows, flow i sending through port i alone (no ACK path,
+    no kernel services), with the accelerator set up by its own accel_setup (its per-flow
+    arrays grown by its grow_flows hook); every flow inactive, in no partition."""
+    cdef Sim* s = <Sim*>calloc(1, sizeof(Sim))
+    cdef int32_t i
+    if s == NULL:
+        raise MemoryError()
+    s.p.mtu = mtu
+    s.n_flows = n_flows
+    s.n_ports = n_flows
+    s.flows = <Flow*>calloc(n_flows, sizeof(Flow))
+    s.ports = <Port*>calloc(n_flows, sizeof(Port))
+    s.mmu = <MmuPort*>calloc(n_flows, sizeof(MmuPort))
+    s.paths = <int32_t*>calloc(n_flows, sizeof(int32_t))
+    if s.flows == NULL or s.ports == NULL or s.mmu == NULL or s.paths == NULL:
+        _toy_free(s)
+        raise MemoryError()
+    for i in range(n_flows):
+        s.paths[i] = i
+        s.flows[i].path_off = i
+        s.flows[i].path_len = 1
+        s.flows[i].rpath_off = i
+        s.flows[i].rpath_len = 0
+        s.flows[i].msg_end = -1
+        s.flows[i].rcv_end = -1
+    accel_setup(s, cfg, NULL)
+    if s.hooks.grow_flows(s, 0, n_flows) != 0:
+        _toy_free(s)
+        raise MemoryError()
+    return s
+
+
+cdef void _toy_free(Sim* s):
+    if s.hooks != NULL:
+        s.hooks.release(s)
+    free(s.flows); free(s.ports); free(s.mmu); free(s.paths)
+    free(s)
+
+
+cdef void _toy_samples(Sim* s, int32_t fi, list samples):
+    """Window of flow fi opened at the current clock, then one win_push per sample
+    (t ps, snd_una bytes, rate bps[, idle total ps])."""
+    cdef FlowWin* w
+    win_alloc(s, fi)
+    w = &s.acc.win[fi]
+    for smp in samples:
+        s.now = smp[0]
+        s.flows[fi].snd_una = smp[1]
+        if len(smp) > 3:
+            w.idle_total = smp[3]
+        win_push(s, fi, smp[2])
+
+
+def _py_rate_window(list rates, int l, double theta, int check_every=1):
+    """Push the rates (one sample per ps) into one flow's window of l samples; returns,
+    after each sample, (max, min, sum, steady) of the window, and the number of the
+    last sample lower than the one before it (-1: none)."""
+    cdef Sim* s = _toy_sim(1, _AccelCfg(l, theta, check_every))
+    cdef FlowWin* w
+    cdef int64_t L = l
+    out = []
+    try:
+        win_alloc(s, 0)
+        w = &s.acc.win[0]
+        for k, r in enumerate(rates):
+            s.now = k + 1
+            win_push(s, 0, r)
+            out.append((w.val[w.qmax[w.maxh % L] % L], w.val[w.qmin[w.minh % L] % L], w.sum, bool(w.steady)))
+        return out, w.last_dec
+    finally:
+        _toy_free(s)
+
+
+def _py_goodput(list samples, int l, double theta, int64_t now, int64_t una_now, int64_t idle_now=0,
+                int64_t act_t=0, int64_t act_una=0, int64_t epoch=-1):
+    """One flow that started sending at act_t (snd_una act_una) takes the samples
+    (t, snd_una, rate[, idle total]); at ``now`` its snd_una is una_now and its idle total
+    idle_now; ``epoch``: a change on its ports then (-1: none since it started).  Returns
+    (goodput, steady goodput, reject reason index of a zero steady goodput), bytes per ps."""
+    cdef Sim* s = _toy_sim(1, _AccelCfg(l, theta))
+    cdef double g, sg
+    try:
+        s.now = act_t
+        s.flows[0].snd_una = act_una
+        _toy_samples(s, 0, samples)
+        s.now = now
+        s.flows[0].snd_una = una_now
+        s.acc.win[0].idle_total = idle_now
+        if epoch >= 0:
+            s.acc.win[0].ep_t = epoch
+        s.acc.gp_why = -1
+        g = _goodput(s, 0)
+        sg = _steady_goodput(s, 0)
+        return g, sg, (s.acc.gp_why if sg <= 0 else None)
+    finally:
+        _toy_free(s)
+
+
+def _py_rate_between(int64_t ta, int64_t ua, int64_t ia, int64_t tb, int64_t ub, int64_t ib):
+    """Acknowledged bytes per busy ps between two (time, snd_una, idle total) marks."""
+    return _rate_between(ta, ua, ia, tb, ub, ib)
+
+
+def _py_horizon(list flows, int64_t margin=0, int paused=-1):
+    """One partition of the given flows, each a dict of size, snd_nxt, snd_una,
+    persistent and goodput (bytes per ps), at skip margin ``margin``; flow ``paused``
+    has its port paused by PFC.  Returns (horizon ps or -1, the goodputs after it,
+    {reject reason index: count})."""
+    cdef int32_t n = len(flows), i
+    cdef Sim* s = _toy_sim(n, _AccelCfg(8, 0.05, margin=margin))
+    cdef Accel* a = &s.acc
+    cdef double h
+    try:
+        a.n_parts = 1
+        a.parts_cap = 1
+        a.part_flows = <int32_t**>calloc(1, sizeof(int32_t*))
+        a.part_nf = <int32_t*>calloc(1, sizeof(int32_t))
+        a.part_cap = <int32_t*>calloc(1, sizeof(int32_t))
+        a.gp = <double*>calloc(n + 1, sizeof(double))
+        if a.part_flows == NULL or a.part_nf == NULL or a.part_cap == NULL or a.gp == NULL:
+            raise MemoryError()
+        a.part_flows[0] = <int32_t*>calloc(n + 1, sizeof(int32_t))
+        if a.part_flows[0] == NULL:
+            raise MemoryError()
+        a.part_nf[0] = n
+        a.part_cap[0] = n + 1
+        a.gp_cap = n + 1
+        for i in range(n):
+            fl = flows[i]
+            s.flows[i].size = fl["size"]
+            s.flows[i].snd_nxt = fl["snd_nxt"]
+            s.flows[i].snd_una = fl.get("snd_una", fl["snd_nxt"])
+            s.flows[i].persistent = fl.get("persistent", False)
+            a.part_flows[0][i] = i
+            a.part_of[i] = 0
+            a.active[i] = 1
+            a.port_part[i] = 0
+            a.gp[i] = fl["goodput"]
+        if 0 <= paused < n:
+            s.ports[paused].paused[3] = 1
+        h = _horizon(s, 0)
+        return (h, [a.gp[i] for i in range(n)], {k: a.rejects[k] for k in range(16) if a.rejects[k]})
+    finally:
+        _toy_free(s)
+
+
+def _py_skip_bytes(double goodput, int64_t dt, int64_t size, int64_t snd_nxt, int64_t mtu=1000,
+                   int64_t lead_una0=-1, int64_t lead_una=0):
+    """Bytes a flow (size, snd_nxt) has advanced after dt ps of a skip at ``goodput``
+    bytes per ps; with lead_una0 >= 0, of a mirror whose leader's flow has moved from
+    snd_una lead_una0 to lead_una since the mirror began."""
+    cdef Sim* s = _toy_sim(2, _AccelCfg(8, 0.05), mtu)
+    cdef Skip sk
+    cdef int32_t fl = 0, lead = 1
+    cdef double gp = goodput
+    cdef int64_t una0 = lead_una0
+    try:
+        memset(&sk, 0, sizeof(Skip))
+        s.flows[0].size = size
+        s.flows[0].snd_nxt = snd_nxt
+        s.flows[1].snd_una = lead_una
+        sk.flows = &fl
+        sk.goodput = &gp
+        sk.n_flows = 1
+        if lead_una0 >= 0:
+            sk.mirror = 1
+            sk.lead_flows = &lead
+            sk.lead_una0 = &una0
+        return skip_bytes(s, &sk, 0, dt)
+    finally:
+        _toy_free(s)

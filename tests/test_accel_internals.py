@@ -1,0 +1,122 @@
+"""The accelerator's internals, one piece at a time, through the _py_ wrappers of
+wormhole._core.testing (a toy simulation: flow i alone on port i), against hand-computed
+values: rate windows, goodput measurement, the horizon, the bytes a skip advances."""
+import pytest
+
+from wormhole._core import testing as T
+
+REJECT_PFC, REJECT_HALVES, REJECT_NO_ROOM, REJECT_SPAN, REJECT_NO_GOODPUT = 0, 2, 3, 10, 12
+
+
+# ---------------------------------------------------------------- rate windows
+
+def test_rate_window_slides_max_min_and_sum():
+    # window of 4 samples, theta 0.3: steady when (max - min) < 0.3 * sum / 4
+    rows, last_dec = T._py_rate_window([100, 110, 105, 120, 90, 95, 60, 62], 4, 0.3)
+    assert rows == [
+        (100, 100, 100, False),     # fewer than 4 samples: never steady
+        (110, 100, 210, False),
+        (110, 100, 315, False),
+        (120, 100, 435, True),      # [100 110 105 120]: 20 < 0.3 * 108.75 = 32.6
+        (120, 90, 425, True),       # [110 105 120 90]: 30 < 0.3 * 106.25 = 31.9
+        (120, 90, 410, True),       # [105 120 90 95]: 30 < 0.3 * 102.5 = 30.75
+        (120, 60, 365, False),      # [120 90 95 60]: 60 > 0.3 * 91.25
+        (95, 60, 307, False),       # [90 95 60 62]: the 120 left the window
+    ]
+    assert last_dec == 6            # samples 2 (105), 4 (90) and 6 (60) fell; 7 (62) rose
+
+
+def test_rate_window_spread_at_theta_is_not_steady():
+    # [100 100 100 120]: spread 20, mean 105; steady needs 20 < theta * 105
+    rows, _ = T._py_rate_window([100, 100, 100, 120], 4, 20 / 105)
+    assert rows[-1][3] is False
+    rows, _ = T._py_rate_window([100, 100, 100, 120], 4, 20 / 105 + 1e-9)
+    assert rows[-1][3] is True
+    rows, last_dec = T._py_rate_window([7, 7, 7, 7, 7], 4, 0.0)
+    assert [r[3] for r in rows] == [False] * 5 and last_dec == -1   # theta 0: never steady
+
+
+# ---------------------------------------------------------------- goodput measurement
+
+def steady_samples():
+    # one sample per 1000 ps, 1000 bytes acknowledged per 1000 ps
+    return [(1000 * k, 1000 * k, 100) for k in range(1, 9)]
+
+
+def slow_then_fast():
+    # 500 bytes per 1000 ps up to t = 4000, then 1500: una 500 1000 1500 2000 3500 5000 6500 8000
+    return [(1000 * k, 500 * k if k <= 4 else 2000 + 1500 * (k - 4), 100) for k in range(1, 9)]
+
+
+def test_goodput_over_the_window():
+    # from the oldest sample (t 1000, una 1000) to now (t 8000, una 8000): 7000 B / 7000 ps;
+    # halves split at sample 4 (t 5000, una 5000): 4000/4000 and 3000/3000 agree
+    assert T._py_goodput(steady_samples(), 8, 0.05, 8000, 8000) == (1.0, 1.0, None)
+
+
+def test_goodput_whose_halves_disagree_is_not_steady():
+    g, sg, why = T._py_goodput(slow_then_fast(), 8, 0.05, 8000, 8000)
+    assert g == pytest.approx(7500 / 7000)          # (8000 - 500) / (8000 - 1000)
+    # halves: (3500 - 500) / 4000 = 0.75 and (8000 - 3500) / 3000 = 1.5 differ by more than 5%
+    assert sg == 0.0 and why == REJECT_HALVES
+
+
+def test_goodput_is_measured_from_the_last_change_on_the_ports():
+    # a change at t 4500: measured from the first sample at or after it (t 5000, una 3500)
+    g, sg, why = T._py_goodput(slow_then_fast(), 8, 0.05, 8000, 8000, epoch=4500)
+    assert g == 1.5 and sg == 1.5 and why is None   # 4500 / 3000; halves at t 7000: 3000/2000, 1500/1000
+    # a change at t 7500 leaves one sample (fewer than l / 4 = 2): no steady goodput yet
+    g, sg, why = T._py_goodput(slow_then_fast(), 8, 0.05, 8000, 8000, epoch=7500)
+    assert sg == 0.0 and why == REJECT_SPAN
+
+
+def test_goodput_leaves_idle_time_out():
+    # a connection idle for 2000 ps between t 4000 and 6000: samples 5..8 come 2000 ps later
+    # with an idle total of 2000; 7000 bytes over (10000 - 1000) - 2000 busy ps
+    s = [(1000 * k if k <= 4 else 1000 * k + 2000, 1000 * k, 100, 0 if k <= 4 else 2000) for k in range(1, 9)]
+    assert T._py_goodput(s, 8, 0.05, 10000, 8000, idle_now=2000) == (1.0, 1.0, None)
+    assert T._py_rate_between(0, 0, 0, 10000, 5000, 5000) == 1.0       # 5000 B over 5000 busy ps
+    assert T._py_rate_between(0, 0, 0, 10000, 5000, 10000) == 0.0      # no busy time
+    assert T._py_rate_between(0, 100, 0, 10000, 100, 0) == 0.0         # nothing acknowledged
+
+
+# ---------------------------------------------------------------- horizon
+
+FLOWS = [dict(size=1_000_000, snd_nxt=400_000, goodput=2.0),
+         dict(size=2_000_000, snd_nxt=1_000_000, goodput=5.0),
+         dict(size=500_000, snd_nxt=500_000, snd_una=500_000, persistent=True, goodput=3.0)]
+
+
+def test_horizon_is_the_first_flow_to_run_short():
+    # room = size - snd_nxt - margin: 599000 B at 2 B/ps = 299500 ps, 999000 B at 5 B/ps =
+    # 199800 ps; the idle connection (all acknowledged) has no horizon and gets goodput 0
+    h, gp, rejects = T._py_horizon(FLOWS, margin=1000)
+    assert h == 199_800.0 and gp == [2.0, 5.0, 0.0] and rejects == {}
+    h, _, _ = T._py_horizon(FLOWS[:1], margin=0)
+    assert h == 300_000.0
+
+
+def test_horizon_refuses_pause_no_goodput_and_no_room():
+    h, _, rejects = T._py_horizon(FLOWS, margin=1000, paused=1)
+    assert h == -1 and rejects == {REJECT_PFC: 1}
+    h, _, rejects = T._py_horizon([FLOWS[0], dict(FLOWS[1], goodput=0.0)])
+    assert h == -1 and rejects == {REJECT_NO_GOODPUT: 1}
+    h, _, rejects = T._py_horizon([dict(FLOWS[0], snd_nxt=999_500)], margin=1000)   # 500 B left < margin
+    assert h == -1 and rejects == {REJECT_NO_ROOM: 1}
+
+
+# ---------------------------------------------------------------- bytes advanced in a skip
+
+def test_skip_advances_whole_packets_at_the_goodput():
+    assert T._py_skip_bytes(1.5, 10_000, 10**9, 0) == 15_000        # 1.5 B/ps x 10000 ps
+    assert T._py_skip_bytes(1.5, 10_333, 10**9, 0) == 15_000        # 15499.5 B: 15 whole packets
+    assert T._py_skip_bytes(1.5, 10_333, 10**9, 0, mtu=4000) == 12_000
+    assert T._py_skip_bytes(1.5, 10_000, 12_345, 0) == 12_000       # no further than what was posted
+    assert T._py_skip_bytes(1.5, 10_000, 12_345, 12_000) == 0       # 345 B left: not a whole packet
+    assert T._py_skip_bytes(0.0, 10_000, 10**9, 0) == 0
+
+
+def test_mirror_advances_as_its_leader():
+    # the leader's flow moved from snd_una 1000 to 8800: 7800 B, 7 whole packets
+    assert T._py_skip_bytes(0.0, 10_000, 10**9, 0, lead_una0=1000, lead_una=8800) == 7000
+    assert T._py_skip_bytes(0.0, 10_000, 5_500, 0, lead_una0=1000, lead_una=8800) == 5000

@@ -1,0 +1,81 @@
+# cython: language_level=3
+"""The accelerator's contract (module wormhole._core.accel: the Wormhole method).
+
+The kernel sees the accelerator through one row of hooks, ``AccelHooks``
+(defs.pxd), held in ``Sim.hooks``: a Kernel starts with the no-op row
+(``accel_hooks_off``), every hook of which does nothing, and ``accel_setup``
+switches it to the accelerator's row when the parameters ask for acceleration.
+The accelerator sees the kernel through ``KernelOps`` (defs.pxd, ``Accel.k``):
+the CC table and a few port and notice services.  State is shared only through
+the structs of defs.pxd (``Accel`` is the accelerator's; it reads the kernel's
+flows, ports and heap).
+
+Besides the hooks the kernel uses ``port_frozen`` (inline below: a read of the
+shared state on the kernel's hot path, no call) and the Python-facing calls its
+methods forward (memo notices, memo replays, mirrors, partitions, statistics).
+The last block names internals that only the tests' wrappers (testing.pyx) call.
+"""
+from libc.stdint cimport int64_t, int32_t
+from wormhole._core.defs cimport Sim, Skip, AccelHooks, KernelOps
+
+
+# ---------------------------------------------------------------- set-up (Kernel)
+
+# the no-op row: what Sim.hooks holds until accel_setup switches acceleration on
+cdef const AccelHooks* accel_hooks_off() noexcept nogil
+# cfg: the KernelParams' accel (None: acceleration stays off); k: the kernel's services.
+# Sets Sim.acc from cfg, allocates its per-port arrays and installs the accelerator's hooks.
+cdef int accel_setup(Sim* s, object cfg, const KernelOps* k) except -1
+
+
+# ---------------------------------------------------------------- the kernel's hot path
+
+cdef inline bint port_frozen(Sim* s, int32_t port) noexcept nogil:
+    """The port belongs to a partition being fast-forwarded: it sends nothing."""
+    cdef int32_t p
+    if not s.acc.on:
+        return False
+    p = s.acc.port_part[port]
+    return p >= 0 and s.acc.part_skip[p] >= 0
+
+
+cdef inline bint memo_notes_due(Sim* s) noexcept nogil:
+    """Memo notices wait for Python (run_loop returns to let the memo layer act on them)."""
+    return s.acc.n_mnotes > 0
+
+
+# ---------------------------------------------------------------- Python-facing (Kernel's methods)
+
+cdef list take_memo_notes(Sim* s)           # [(kind 'formed'/'steady', partition, version)] since the last call
+cdef tuple partition_members(Sim* s, int32_t P)  # (version, flows), (-1, []) if unknown or split check pending
+cdef void watch_partition(Sim* s, int32_t P, int32_t version) noexcept nogil  # 'steady' notice when it converges
+# replay a stored convergence of P (memo replays: accel_memo.pxi); 0, or -1 if P or the room refuse it
+cdef int memo_start(Sim* s, int32_t P, int64_t dt, int32_t* flows, int64_t* nbytes, double* cc, double* gp,
+                    int32_t n) noexcept nogil
+# hold P as a mirror of its twin lead (mirrors: accel_mirror.pxi); 0, or -1
+cdef int mirror_start(Sim* s, int32_t P, int32_t lead, int32_t* flows, int32_t* lead_flows,
+                      int32_t n) noexcept nogil
+cdef int32_t mirror_finish(Sim* s, int32_t lead) noexcept nogil   # the twin converged: mirrors end; how many
+cdef double steady_goodput(Sim* s, int32_t fi) noexcept nogil      # its skip's goodput, or its window's, or 0
+cdef list partitions(Sim* s)                # current partitions (sorted flow lists); changes nothing
+cdef list skipping(Sim* s)                  # [(flows, start ps, planned end ps)] of the skips in progress
+cdef dict stats(Sim* s)                     # the accelerator's counters (Kernel.stats)
+
+
+# ---------------------------------------------------------------- internals (the tests' wrappers)
+
+cdef inline double _rate_between(int64_t ta, int64_t ua, int64_t ia, int64_t tb, int64_t ub,
+                                 int64_t ib) noexcept nogil:
+    """Acknowledged bytes per ps from (time, snd_una, idle total) a to b; 0 if none."""
+    cdef int64_t busy = (tb - ta) - (ib - ia)       # idle gaps between messages do not count
+    if busy <= 0 or ub <= ua:
+        return 0.0
+    return <double>(ub - ua) / <double>busy
+
+cdef int win_alloc(Sim* s, int32_t fi) noexcept nogil           # rate windows (accel_window.pxi)
+cdef void win_push(Sim* s, int32_t fi, int64_t rate) noexcept nogil
+cdef void win_free(Sim* s, int32_t fi) noexcept nogil
+cdef double _goodput(Sim* s, int32_t fi) noexcept nogil         # goodput measurement (accel_steady.pxi)
+cdef double _steady_goodput(Sim* s, int32_t fi) noexcept nogil
+cdef double _horizon(Sim* s, int32_t P) noexcept nogil          # time to the first flow running short
+cdef int64_t skip_bytes(Sim* s, Skip* sk, int32_t i, int64_t dt) noexcept nogil  # bytes advanced in a skip

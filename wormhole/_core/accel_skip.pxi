@@ -1,0 +1,422 @@
+# The fast-forward shared by steady skips, memo replays and mirrors (included by
+# accel.pyx).  Contract: a Skip slot (defs.pxd) holds a partition's events out of the heap
+# (_skip_start) and its flows' goodputs; while it runs, a flow's bytes as of now are
+# skip_bytes more than its own (virtual time: accel_virtual.pxi); skip_end, in named
+# steps, advances the partition by the skipped time and gives its events back.  The
+# kernel is reached only through Accel.k (KernelOps, defs.pxd).
+
+
+cdef int _ev_cmp(const void* a, const void* b) noexcept nogil:
+    cdef Event* x = <Event*>a
+    cdef Event* y = <Event*>b
+    if x.t != y.t:
+        return -1 if x.t < y.t else 1
+    if x.seq != y.seq:
+        return -1 if x.seq < y.seq else 1
+    return 0
+
+
+cdef bint _owned(Sim* s, Event* e, int32_t P) noexcept nogil:
+    """Events that belong to partition P: its ports' transmissions and wake-ups,
+    its flows' packets in flight and timers."""
+    cdef Accel* a = &s.acc
+    cdef int32_t fl
+    if e.kind == EV_TX_DONE or e.kind == EV_NIC_WAKE:
+        return a.port_part[e.a] == P
+    if e.kind == EV_ARRIVE:
+        fl = s.pkts[e.b].flow
+        return fl >= 0 and a.active[fl] and a.part_of[fl] == P
+    if e.kind == EV_CC_TIMER and (s.acc.k.cc[s.flows[e.a].cc].fixed_timers >> (e.b & 3)) & 1:
+        return False                # keeps its absolute time (DCQCN's increase: see increase_in_skip)
+    if e.kind == EV_RTO or e.kind == EV_CC_TIMER:
+        return a.active[e.a] and a.part_of[e.a] == P
+    return False
+
+
+cdef int32_t skip_slot(Sim* s) noexcept nogil:
+    """A free skip slot (the table grows as needed); -1 if memory ran out."""
+    cdef Accel* a = &s.acc
+    cdef int32_t i, slot
+    for i in range(a.n_skips):
+        if a.skips[i].part < 0:
+            return i
+    a.skips = <Skip*>realloc(a.skips, (a.n_skips * 2 + 4) * sizeof(Skip))
+    if a.skips == NULL:
+        s.fail = 1
+        return -1
+    for i in range(a.n_skips, a.n_skips * 2 + 4):
+        memset(&a.skips[i], 0, sizeof(Skip))
+        a.skips[i].part = -1
+    slot = a.n_skips
+    a.n_skips = a.n_skips * 2 + 4
+    return slot
+
+
+cdef int64_t INT64_MAX_ACC = 0x7fffffffffffffff
+
+
+cdef int _gp_reserve(Sim* s, int32_t n) noexcept nogil:
+    cdef double* p
+    if s.acc.gp_cap < n:
+        p = <double*>realloc(s.acc.gp, (n + 16) * sizeof(double))
+        if p == NULL:
+            s.fail = 1
+            return -1
+        s.acc.gp = p
+        s.acc.gp_cap = n + 16
+    return 0
+
+
+cdef int32_t _take_events(Sim* s, int32_t P, Skip* sk) noexcept nogil:
+    """Move the partition's events from the heap to the skip; -1 if memory ran out."""
+    cdef int64_t k, j = 0
+    cdef int32_t* ports
+    cdef int32_t n, i
+    sk.n_ev = 0
+    for k in range(s.n_ports):              # its ports' transmission ends and wake-ups, all in the heap
+        if s.acc.port_part[k] != P:
+            continue
+        s.acc.k.port_settle(s, <int32_t>k)
+    for k in range(s.acc.part_nf[P]):       # the partition's packets in flight, all in the heap
+        _flow_ports(s, s.acc.part_flows[P][k], &ports, &n)
+        for i in range(n):
+            s.acc.k.wire_flush(s, ports[i])
+    for k in range(s.heap_n):
+        if _owned(s, &s.heap[k], P):
+            if sk.n_ev == sk.cap_ev:
+                sk.ev = <Event*>realloc(sk.ev, (sk.cap_ev * 2 + 64) * sizeof(Event))
+                if sk.ev == NULL:
+                    s.fail = 1
+                    return -1
+                sk.cap_ev = sk.cap_ev * 2 + 64
+            sk.ev[sk.n_ev] = s.heap[k]
+            sk.n_ev += 1
+        else:
+            s.heap[j] = s.heap[k]
+            j += 1
+    s.heap_n = j
+    heap_rebuild(s)
+    return 0
+
+
+cdef inline int64_t _room(Sim* s, Flow* f) noexcept nogil:
+    """Bytes a flow may still send packet-free: what was posted, less the margin
+    it simulates packet by packet before an interrupt."""
+    return f.size - f.snd_nxt - s.acc.margin
+
+
+cdef bint _members(Sim* s, int32_t P, int32_t* flows, int32_t n) noexcept nogil:
+    """flows[0:n] are exactly the flows of partition P, which is not skipping."""
+    cdef Accel* a = &s.acc
+    cdef int32_t i, fi
+    if P < 0 or P >= a.n_parts or a.part_skip[P] >= 0 or a.part_nf[P] != n or a.part_dirty[P]:
+        return False
+    for i in range(n):
+        fi = flows[i]
+        if fi < 0 or fi >= s.n_flows or not a.active[fi] or a.part_of[fi] != P:
+            return False
+    return True
+
+
+cdef Skip* _skip_alloc(Sim* s, int32_t n, bint memo, int32_t* slot) noexcept nogil:
+    """A free skip slot with room for n flows (and, for a memo skip, their
+    stored state); NULL if memory ran out."""
+    cdef Skip* sk
+    cdef int32_t m = n if n > 0 else 1
+    slot[0] = skip_slot(s)
+    if slot[0] < 0:
+        return NULL
+    sk = &s.acc.skips[slot[0]]
+    if sk.cap_flows < m:
+        sk.flows = <int32_t*>realloc(sk.flows, m * sizeof(int32_t))
+        sk.goodput = <double*>realloc(sk.goodput, m * sizeof(double))
+        sk.cap_flows = m
+    if memo:
+        sk.memo_cc = <double*>realloc(sk.memo_cc, 4 * m * sizeof(double))
+        sk.memo_gp = <double*>realloc(sk.memo_gp, m * sizeof(double))
+    if sk.flows == NULL or sk.goodput == NULL or (memo and (sk.memo_cc == NULL or sk.memo_gp == NULL)):
+        s.fail = 1
+        return NULL
+    sk.n_flows = n
+    sk.memo = memo
+    return sk
+
+
+cdef int _skip_start(Sim* s, int32_t slot, int32_t P, int64_t t1, int64_t t_limit) noexcept nogil:
+    """Start the skip in ``slot`` (flows and goodputs filled): P's events leave
+    the heap, its planned end (none if t1 is INT64_MAX) and the message ends
+    its flows reach inside it are scheduled.  -1 if memory ran out."""
+    cdef Accel* a = &s.acc
+    cdef Skip* sk = &a.skips[slot]
+    cdef int32_t i
+    if _take_events(s, P, sk) != 0:
+        return -1
+    sk.part = P
+    sk.t0 = s.now
+    sk.t1 = t1
+    sk.t_limit = t_limit
+    sk.token += 1
+    a.part_skip[P] = slot
+    a.skips_started += 1
+    sk.note_token = a.skips_started
+    if t1 < INT64_MAX_ACC and heap_push(s, t1, EV_SKIP_END, slot, sk.token) != 0:
+        s.fail = 1
+    for i in range(sk.n_flows):
+        note_plan(s, sk.flows[i])
+        rcv_plan(s, sk.flows[i])
+    return 0
+
+
+cdef int32_t skip_find(Sim* s, int32_t fi, Skip** out) noexcept nogil:
+    """Index of flow fi in the fast-forward of its partition (and the skip), or -1."""
+    cdef Accel* a = &s.acc
+    cdef int32_t P, i
+    cdef Skip* sk
+    if not a.on or fi < 0 or fi >= s.n_flows or not a.active[fi]:
+        return -1
+    P = a.part_of[fi]
+    if P < 0 or a.part_skip[P] < 0:
+        return -1
+    sk = &a.skips[a.part_skip[P]]
+    for i in range(sk.n_flows):
+        if sk.flows[i] == fi:
+            out[0] = sk
+            return i
+    return -1
+
+
+cdef int64_t skip_bytes(Sim* s, Skip* sk, int32_t i, int64_t dt) noexcept nogil:
+    """Whole packets flow sk.flows[i] has advanced after ``dt`` of its skip (in
+    a mirror: what the leader's flow has advanced since the mirror began)."""
+    cdef Flow* f = &s.flows[sk.flows[i]]
+    cdef int64_t B
+    if sk.mirror:
+        B = 0 if sk.lead_flows[i] < 0 else (virt_una(s, sk.lead_flows[i]) - sk.lead_una0[i]) // s.p.mtu * s.p.mtu
+    else:
+        B = <int64_t>(sk.goodput[i] * <double>dt) // s.p.mtu * s.p.mtu
+    if B > f.size - f.snd_nxt:
+        B = (f.size - f.snd_nxt) // s.p.mtu * s.p.mtu
+    return B if B > 0 else 0
+
+
+cdef inline void _shift_packet(Sim* s, Packet* pkt, int64_t dt) noexcept nogil:
+    if pkt.kind != PK_PFC and pkt.flow >= 0:
+        pkt.seq += s.flows[pkt.flow].skip_shift
+        pkt.ts += dt
+
+
+# ---- the end of a fast-forward, in named steps (skip_end runs them in this order)
+
+cdef void skip_end(Sim* s, int32_t slot, bint planned) noexcept nogil:
+    """End the fast-forward in ``slot`` now: planned (its EV_SKIP_END, the end of a
+    memo replay, a mirror whose leader converged) or not (a skip-back: an unplanned
+    event touches the partition, or a mirror's leader changed).  Re-entrant: the
+    notices of step 4 may end the mirrors of other partitions (mirrors_end)."""
+    cdef Skip* sk = &s.acc.skips[slot]
+    cdef int32_t P = sk.part
+    cdef int64_t dt = s.now - sk.t0
+    cdef bint follow
+    if P < 0:
+        return
+    if sk.mirror:
+        _mirror_state(s, sk)            # however it ends, a mirror takes its leader's state
+    _advance_flows(s, sk, dt)           # 1. each flow moves on by what it sent in the skip
+    _shift_queues(s, P, dt)             # 2. packets waiting in the partition's queues
+    _return_events(s, sk, dt)           # 3. its held events, shifted, back into the heap
+    follow = sk.memo and planned and _gp_reserve(s, s.acc.part_nf[P]) == 0
+    _report_flows(s, slot, planned)     # 4. message ends and deliveries passed; a replay's state
+    sk = &s.acc.skips[slot]             # (step 4 may have grown the skip table)
+    if follow:
+        follow = _follow_goodputs(s, sk, P)     # 5. a replay's stored goodputs (s.acc.gp)
+    _release_slot(s, sk, P)             # 6. the slot is free, the partition runs again
+    _kick_ports(s, P)                   # 7. its idle ports send what reached them while frozen
+    _count_end(s, sk, dt, planned)      # 8. statistics
+    if follow:
+        memo_follow(s, P)               # 9. a replay ends in a steady skip at the stored goodputs
+
+
+cdef void _advance_flows(Sim* s, Skip* sk, int64_t dt) noexcept nogil:
+    """Step 1: every flow of the skip advances by the whole packets it sent in it
+    (skip_bytes), at sender, receiver and in flight; its CC state, rate window and
+    ports follow."""
+    cdef int32_t i, fi
+    cdef int64_t B
+    cdef Flow* f
+    for i in range(sk.n_flows):
+        fi = sk.flows[i]
+        f = &s.flows[fi]
+        B = skip_bytes(s, sk, i, dt)
+        f.skip_shift = B
+        f.snd_nxt += B
+        f.snd_una += B
+        f.max_sent += B
+        f.rcv_nxt += B
+        f.rcv_bytes += B
+        if f.last_nack > 0:
+            f.last_nack += B
+        if f.nack_timer > 0:
+            f.nack_timer += dt
+        f.next_avail += dt
+        f.rto_mark += B
+        s.acc.k.cc[f.cc].shift(s, fi, B, dt)
+        _shift_window(s, fi, B, dt, sk.t0)
+        _count_packets(s, sk, f, B)
+
+
+cdef void _shift_window(Sim* s, int32_t fi, int64_t B, int64_t dt, int64_t t0) noexcept nogil:
+    """The flow's rate window lives in the partition's own time: its sample times and
+    snd_una marks move by the skip (dt ps, B bytes), its rates stay."""
+    cdef FlowWin* w = &s.acc.win[fi]
+    cdef int64_t L = s.acc.l, k
+    if w.val == NULL:
+        return
+    for k in range(L if w.n >= L else w.n):
+        w.t[k] += dt
+        w.una[k] += B
+    w.act_t += dt
+    w.act_una += B
+    if w.ep_t <= t0:
+        w.ep_t += dt            # measured in the partition's own (shifted) time
+    if w.idle_since >= 0:
+        w.idle_since += dt
+
+
+cdef void _count_packets(Sim* s, Skip* sk, Flow* f, int64_t B) noexcept nogil:
+    """The ports' counters (INT bytes, packets) advance by the B bytes' packets, and
+    the events a full run would have processed for them are counted as skipped."""
+    cdef Accel* a = &s.acc
+    cdef int64_t npk = B // s.p.mtu
+    cdef double per = s.ports[s.paths[f.path_off]].wake_per_pkt
+    cdef int32_t j
+    for j in range(f.path_len):
+        s.ports[s.paths[f.path_off + j]].tx_bytes += npk * (s.p.mtu + s.p.hdr_bytes)
+        s.ports[s.paths[f.path_off + j]].tx_packets += npk
+        per += 1.0 + s.ports[s.paths[f.path_off + j]].txd_per_pkt
+    for j in range(f.rpath_len):
+        s.ports[s.paths[f.rpath_off + j]].tx_bytes += npk * s.p.ack_bytes
+        s.ports[s.paths[f.rpath_off + j]].tx_packets += npk
+        per += 1.0 + s.ports[s.paths[f.rpath_off + j]].txd_per_pkt
+    # each packet: an arrival per hop of data and ACK, the transmission ends that
+    # were events there (txd_per_pkt), and the NIC wake-ups that pacing cost per
+    # packet before the skip
+    npk = <int64_t>(<double>npk * per + 0.5)
+    a.events_skipped += npk
+    a.skipped_by[3 if sk.mirror else (1 if sk.memo else (2 if sk.follow else 0))] += npk
+    a.bytes_skipped += B
+
+
+cdef void _shift_queues(Sim* s, int32_t P, int64_t dt) noexcept nogil:
+    """Step 2: the packets waiting in the partition's queues carry their flows' new
+    sequence numbers and send times; its NICs' pending wake-ups move by the skip."""
+    cdef int32_t i, q, pk
+    cdef Port* pt
+    for i in range(s.n_ports):
+        if s.acc.port_part[i] != P:
+            continue
+        pt = &s.ports[i]
+        if pt.wake_t >= 0:
+            pt.wake_t += dt
+        for q in range(NQ):
+            pk = pt.qhead[q]
+            while pk != NO_PKT:
+                _shift_packet(s, &s.pkts[pk], dt)
+                pk = s.pkts[pk].next
+
+
+cdef void _return_events(Sim* s, Skip* sk, int64_t dt) noexcept nogil:
+    """Step 3: the events held since the skip began go back into the heap dt later,
+    in their (time, sequence) order; the packets in flight shift like queued ones."""
+    cdef int64_t k
+    cdef Event e
+    qsort(sk.ev, sk.n_ev, sizeof(Event), _ev_cmp)
+    for k in range(sk.n_ev):
+        e = sk.ev[k]
+        if e.kind == EV_ARRIVE:
+            _shift_packet(s, &s.pkts[e.b], dt)
+        if heap_push(s, e.t + dt, e.kind, e.a, e.b) != 0:
+            s.fail = 1
+
+
+cdef void _report_flows(Sim* s, int32_t slot, bint planned) noexcept nogil:
+    """Step 4: message ends and deliveries the skip passed are reported (the kernel's
+    notices); a memo replay that ran to its end, or a mirror, sets its flows' stored
+    state.  The notices may end mirrors (re-entrant skip_end of other slots)."""
+    cdef Skip* sk
+    cdef Flow* f
+    cdef int32_t i, fi, n = s.acc.skips[slot].n_flows
+    for i in range(n):
+        sk = &s.acc.skips[slot]
+        fi = sk.flows[i]
+        f = &s.flows[fi]
+        f.skip_shift = 0
+        if f.persistent and f.msg_end >= 0 and f.snd_una >= f.msg_end:
+            s.acc.k.note_message(s, fi)
+        if f.rcv_end >= 0 and f.rcv_nxt >= f.rcv_end:
+            s.acc.k.note_delivered(s, fi)
+        sk = &s.acc.skips[slot]
+        if sk.memo and (planned or sk.mirror):
+            memo_set_state(s, fi, &sk.memo_cc[4 * i])
+
+
+cdef bint _follow_goodputs(Sim* s, Skip* sk, int32_t P) noexcept nogil:
+    """Step 5 (a memo replay that ran to its end): its stored steady goodputs into
+    s.acc.gp in partition order; False if a flow of the partition has none."""
+    cdef Accel* a = &s.acc
+    cdef int32_t i, j, fi
+    cdef bint ok = True
+    for j in range(a.part_nf[P]):
+        fi = a.part_flows[P][j]
+        a.gp[j] = -1.0
+        for i in range(sk.n_flows):
+            if sk.flows[i] == fi:
+                a.gp[j] = sk.memo_gp[i]
+        if a.gp[j] < 0:
+            ok = False
+    return ok
+
+
+cdef void _release_slot(Sim* s, Skip* sk, int32_t P) noexcept nogil:
+    """Step 6: the slot is free (its token moves on: a pending EV_SKIP_END is stale)."""
+    sk.memo = 0
+    if sk.mirror:
+        sk.mirror = 0
+        s.acc.n_mirroring -= 1
+    sk.n_ev = 0
+    sk.part = -1
+    sk.token += 1
+    s.acc.part_skip[P] = -1
+
+
+cdef void _kick_ports(Sim* s, int32_t P) noexcept nogil:
+    """Step 7: ports that received something while frozen may need a kick."""
+    cdef int32_t i
+    for i in range(s.n_ports):
+        if s.acc.port_part[i] == P:
+            s.acc.k.port_kick(s, i)
+
+
+cdef void _count_end(Sim* s, Skip* sk, int64_t dt, bint planned) noexcept nogil:
+    """Step 8: skipped time; a skip-back (not a mirror parting) counted by its cause."""
+    cdef Accel* a = &s.acc
+    a.time_skipped += dt
+    if not planned and not sk.parted:
+        a.skip_backs += 1
+        a.backs_by[a.back_why] += 1
+    sk.parted = 0
+    sk.follow = 0
+
+
+
+cdef void skip_back_flow(Sim* s, int32_t fi) noexcept nogil:
+    """End every fast-forward whose partition uses one of the flow's ports."""
+    cdef int32_t* ports
+    cdef int32_t n, i, p
+    if not s.acc.on:
+        return
+    _flow_ports(s, fi, &ports, &n)
+    for i in range(n):
+        p = s.acc.port_part[ports[i]]
+        if p >= 0 and s.acc.part_skip[p] >= 0:
+            s.acc.back_why = 1
+            skip_end(s, s.acc.part_skip[p], False)
+            s.acc.back_why = 3

@@ -1,0 +1,237 @@
+# Steady skips (included by accel.pyx).  Contract: goodput measurement over a flow's
+# window (_measure_from, _goodput, _steady_goodput), the horizon of a partition at given
+# goodputs (_horizon), the steady test of a whole partition (skip_try), which begins a
+# fast-forward (skip_begin, over the shared step of accel_skip.pxi) and counts every
+# refusal by its reason (Accel.rejects).  A skip never moves a flow faster than its
+# measured goodput.
+
+
+cdef int64_t _measure_from(Sim* s, int32_t fi, int64_t* ta, int64_t* ua, int64_t* ia) noexcept nogil:
+    """Where the flow's goodput is measured from: its oldest sample, or the
+    moment it last started sending, or the first sample since its epoch (w.ep_t:
+    a change on one of its ports), whichever is latest.  Sets (time, snd_una, idle
+    total) there and returns the number of the first sample after it (w.n if
+    there is none)."""
+    cdef Accel* a = &s.acc
+    cdef FlowWin* w = &a.win[fi]
+    cdef int64_t L = a.l, k0 = w.n - L if w.n > L else 0, lo, hi, mid, ep
+    ta[0] = w.t[k0 % L]
+    ua[0] = w.una[k0 % L]
+    ia[0] = w.idl[k0 % L]
+    if w.n == 0 or w.act_t > ta[0]:
+        k0 = w.act_n
+        ta[0] = w.act_t
+        ua[0] = w.act_una
+        ia[0] = w.act_idl
+    ep = w.ep_t
+    if ep > ta[0]:
+        lo = k0                     # first sample at or after the change (times are monotonic)
+        hi = w.n
+        while lo < hi:
+            mid = (lo + hi) // 2
+            if w.t[mid % L] >= ep:
+                hi = mid
+            else:
+                lo = mid + 1
+        k0 = lo
+        if k0 < w.n:
+            ta[0] = w.t[k0 % L]
+            ua[0] = w.una[k0 % L]
+            ia[0] = w.idl[k0 % L]
+        else:
+            ta[0] = s.now
+            ua[0] = s.flows[fi].snd_una
+            ia[0] = w.idle_total
+    return k0
+
+
+cdef double _goodput(Sim* s, int32_t fi) noexcept nogil:
+    """Acknowledged bytes per ps over the window, or since the flow last started
+    sending, or since its epoch (a change on one of its ports)."""
+    cdef FlowWin* w = &s.acc.win[fi]
+    cdef int64_t ta, ua, ia
+    _measure_from(s, fi, &ta, &ua, &ia)
+    return _rate_between(ta, ua, ia, s.now, s.flows[fi].snd_una, w.idle_total)
+
+
+cdef double _steady_goodput(Sim* s, int32_t fi) noexcept nogil:
+    """The flow's goodput (see _goodput) if it is measured over at least a
+    quarter of a window and the goodputs of the two halves agree within theta
+    of it (a flow whose rate is steady but whose throughput still moves, e.g.
+    one that shares its NIC with a newcomer or is held back by a window while
+    queues fill, is not steady); else 0."""
+    cdef Accel* a = &s.acc
+    cdef FlowWin* w = &a.win[fi]
+    cdef int64_t L = a.l, k0, km, m, ta, ua, ia
+    cdef double g, g1, g2
+    k0 = _measure_from(s, fi, &ta, &ua, &ia)
+    if w.n - k0 < L // 4 or w.n - k0 < 2:
+        a.gp_why = 10
+        return 0.0                  # too few samples to tell
+    km = (k0 + w.n) // 2
+    m = km % L
+    g = _rate_between(ta, ua, ia, s.now, s.flows[fi].snd_una, w.idle_total)
+    g1 = _rate_between(ta, ua, ia, w.t[m], w.una[m], w.idl[m])
+    g2 = _rate_between(w.t[m], w.una[m], w.idl[m], s.now, s.flows[fi].snd_una, w.idle_total)
+    if g <= 0 or g1 <= 0 or g2 <= 0 or fabs(g1 - g2) > a.theta * g:
+        a.gp_why = 2
+        return 0.0
+    return g
+
+
+cdef bint _paused(Sim* s, int32_t fi) noexcept nogil:
+    """A port of the flow's paths is paused by PFC or has sent a pause."""
+    cdef int32_t* ports
+    cdef int32_t n, j, q
+    _flow_ports(s, fi, &ports, &n)
+    for j in range(n):
+        for q in range(NQ):
+            if s.ports[ports[j]].paused[q] or s.mmu[ports[j]].pause_sent[q]:
+                return True
+    return False
+
+
+cdef inline bint _idle_conn(Flow* f) noexcept nogil:
+    """A connection with everything acknowledged: nothing in flight, it just waits."""
+    return f.persistent and f.snd_una >= f.size
+
+
+cdef double _horizon(Sim* s, int32_t P) noexcept nogil:
+    """With goodputs s.acc.gp (partition order; idle connections get 0): the
+    time until the first sending flow of P runs short of posted data, or -1 if
+    a port is paused by PFC, a sending flow has no goodput or no room."""
+    cdef Accel* a = &s.acc
+    cdef int32_t i, fi
+    cdef Flow* f
+    cdef int64_t room
+    cdef double best = 1e300
+    for i in range(a.part_nf[P]):
+        fi = a.part_flows[P][i]
+        f = &s.flows[fi]
+        if _paused(s, fi):
+            _reject(a, 0, P)
+            return -1
+        if _idle_conn(f):
+            a.gp[i] = 0.0
+            continue
+        if a.gp[i] <= 0:
+            _reject(a, 12, P)
+            return -1
+        # nothing may be sent beyond what was posted (message ends inside the skip
+        # are reported at their virtual times: note_plan)
+        room = _room(s, f)
+        if room <= 0:
+            _reject(a, 3, P)
+            return -1
+        if <double>room / a.gp[i] < best:
+            best = <double>room / a.gp[i]
+    return best
+
+
+cdef inline void _reject(Accel* a, int k, int32_t P) noexcept nogil:
+    """Count a partition not fast-forwarded, by the test that blocked it (REJECT_NAMES)."""
+    a.rejects[k] += 1
+    a.rej_flows += a.part_nf[P]
+
+
+cdef void skip_try(Sim* s, int32_t P) noexcept nogil:
+    """Fast-forward partition P if it is steady: every sending flow's window is,
+    is not ramping and has a steady goodput (into s.acc.gp, partition order),
+    and the horizon allows it (_horizon)."""
+    cdef Accel* a = &s.acc
+    cdef int32_t i, fi, nf
+    cdef Flow* f
+    cdef FlowWin* w
+    cdef int64_t L = a.l
+    cdef double best
+    if P < 0 or a.part_skip[P] >= 0:
+        return
+    if a.part_dirty[P]:
+        part_split(s, P)
+        _reject(a, 5, P)
+        return                      # partitions changed: the next sample re-checks
+    nf = a.part_nf[P]
+    if nf == 0 or _gp_reserve(s, nf) != 0:
+        return
+    for i in range(nf):
+        fi = a.part_flows[P][i]
+        f = &s.flows[fi]
+        w = &a.win[fi]
+        a.gp[i] = 0.0
+        if _idle_conn(f):
+            continue
+        if w.val == NULL or w.n < L or not w.steady or w.n - w.act_n < w.need:
+            _reject(a, 8 if w.val == NULL else (7 if w.n < L else (1 if not w.steady else 9)), P)
+            return
+        # a rate that only rose over the whole window and is below line rate is
+        # ramping up (e.g. DCQCN's timer-driven recovery, steps far below theta):
+        # a skip would freeze it half way
+        if (w.last_dec <= w.n - L and w.val[(w.n - 1) % L] > w.val[w.n % L]
+                and s.acc.k.cc[f.cc].send_rate(s, fi) < f.max_rate):
+            _reject(a, 6, P)
+            return
+        a.gp[i] = _steady_goodput(s, fi)
+        if a.gp[i] <= 0:
+            _reject(a, a.gp_why, P)
+            return
+    best = _horizon(s, P)
+    if best < 0:
+        return
+    if a.part_watch[P]:
+        a.part_watch[P] = 0
+        memo_note(s, 1, P)          # the partition has converged: Python stores the memo entry
+    skip_begin(s, P, best)
+
+
+cdef bint skip_begin(Sim* s, int32_t P, double best) noexcept nogil:
+    """Fast-forward P with its flows at goodputs s.acc.gp (partition order) until
+    ``best`` ps from now (the first flow to run short of posted data) or a known
+    flow start touching its ports.  False if that is too close."""
+    cdef Accel* a = &s.acc
+    cdef int32_t i, j, n, nf = a.part_nf[P], slot
+    cdef int32_t* ports
+    cdef int64_t t_end = s.now + <int64_t>best, t_limit, k
+    cdef Skip* sk
+    cdef Event* e
+    for k in range(s.heap_n):
+        e = &s.heap[k]
+        if e.kind == EV_FLOW_START and e.t < t_end:
+            _flow_ports(s, e.a, &ports, &n)
+            for j in range(n):
+                if a.port_part[ports[j]] == P:
+                    t_end = e.t
+                    break
+    if t_end - s.now < a.min_skip:
+        _reject(a, 4 if t_end == s.now + <int64_t>best else 11, P)
+        return False
+    t_limit = t_end if t_end < s.now + <int64_t>best else INT64_MAX_ACC
+    sk = _skip_alloc(s, nf, False, &slot)
+    if sk == NULL:
+        return False
+    for i in range(nf):
+        sk.flows[i] = a.part_flows[P][i]
+        sk.goodput[i] = a.gp[i]
+    sk.follow = 0
+    a.skip_flows += nf
+    return _skip_start(s, slot, P, t_end, t_limit) == 0
+
+
+cdef bint increase_in_skip(Sim* s, int32_t fi) noexcept nogil:
+    """DCQCN's rate-increase timer (rp_timer, 1.5 ms by default, re-armed by
+    every rate cut) of a flow whose partition is fast-forwarding fires: the
+    skip stands for the steady state, so if the flow's window shows cuts the
+    timer would have been re-armed before firing (re-arm it, True); if firing
+    would raise the rate, it is a known interrupt: the skip ends here and the
+    timer fires as in a full run (False); at line rate it fires without
+    changing the rate (False)."""
+    cdef Skip* sk = NULL
+    cdef FlowWin* w = &s.acc.win[fi]
+    cdef Flow* f = &s.flows[fi]
+    if skip_find(s, fi, &sk) < 0:
+        return False
+    if w.val != NULL and w.n >= s.acc.l and w.last_dec > w.n - s.acc.l:
+        return True
+    if f.rate < f.max_rate:
+        skip_end(s, s.acc.part_skip[s.acc.part_of[fi]], True)
+        s.acc.backs_by[2] += 1      # counted with the skip-backs' causes (a planned end)
+    return False
