@@ -445,6 +445,9 @@ cdef void _tcp_set(Sim* s, int32_t fi, double* v) noexcept nogil:
     st.srtt = <int64_t>v[3]
     st.last_acked = s.flows[fi].snd_una
     st.last_reduce = -(<int64_t>1 << 62)
+    st.last_progress = s.now        # the loss timer runs from here (not from the flow's own past)
+    st.probed = 0
+    st.backoff = 0
     st.epoch_start = -1
     st.w_max = st.cwnd
     tcp_bound(st, &s.cc)
