@@ -36,10 +36,13 @@ extensions = [
         "wormhole._core.kernel",
         [os.path.join(CORE, "kernel.pyx")],
         depends=[os.path.join(CORE, n) for n in ("kernel.pxd", "defs.pxd", "heap.pxd", "vec.pxd", "mmu.pxd", "cc.pxd",
-                                                 "cc_swift.pxd", "cc_tcp.pxd", "cc_table.pxi", "accel.pxd", "wh_time.h",
+                                                 "cc_swift.pxd", "cc_tcp.pxd", "cc_table.pxi", "accel.pxd", "parallel.pxi",
+                                                 "wh_omp.h", "wh_time.h",
                                                  "wh_ns3rng.h")],
         include_dirs=[numpy.get_include(), CORE],
-        extra_compile_args=FLAGS,
+        # OpenMP: the partitioned kernel's rounds run its logical processes on native threads (parallel.pxi)
+        extra_compile_args=FLAGS + ["-fopenmp"],
+        extra_link_args=["-fopenmp"],
         define_macros=[("NPY_NO_DEPRECATED_API", "NPY_1_7_API_VERSION")],
     ),
     # the tests' wrappers of the kernel's C rules (no simulation runs through it)

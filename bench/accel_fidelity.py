@@ -14,7 +14,8 @@ Rows (each with every --cc, at every --gpus):
   tp2           gpt13b TP 2: DP rings cross rails through the spines (ECMP collisions)
   segments      gpt13b TP 8 on rail segments of 2 servers, spines 2:1 oversubscribed
   fattree       gpt13b TP 8 on topologies/fattree_k8_100g.txt (k=8; GPUs on its first hosts)
-  moe           moe TP 2, EP 4: expert all-to-alls cross rails
+  moe           moe TP 2, EP 4: expert all-to-alls (with NCCL's ring order they stay on their rails)
+  moe-ep8       aicb-mistral-8x7b (TP 2, SP, EP 8, top-2 of 8 experts): all-to-alls across servers and rails
 
     python bench/accel_fidelity.py [--rows tp2 segments] [--cc hpcc dcqcn timely] [--gpus 32 64] [--layers 2]
         [--noise]    also a full run with link rates 1 ppm lower: the per-message error of the full
@@ -44,6 +45,7 @@ ROWS = {
     "segments": ["gpt13b", "--tp", "8", "--servers-per-segment", "2", "--oversubscription", "2"],
     "fattree": ["gpt13b", "--tp", "8", "--topology", FATTREE],
     "moe": ["moe", "--tp", "2", "--ep", "4"],
+    "moe-ep8": ["aicb-mistral-8x7b"],
 }
 
 

@@ -27,6 +27,9 @@ NOT_DYNAMICS = {
     "memo": "always on when the memo is used",
     "memo_db": "where the entries are",
     "memo_mirrors": "mirrors store no entry: every entry comes from a partition simulated packet by packet",
+    "threads": "the partitioned kernel takes no accelerator (refused), so never a memo key",
+    "lps": "the same (and a cut never changes the outcome)",
+    "tie_order": "the accelerator runs with the reference order only (local is refused with it)",
     "flow_model": "flow backend only",
     "flow_window": "flow backend only",
     "flow_tcp_gamma": "flow backend only",
@@ -73,6 +76,10 @@ def test_each_dynamics_parameter_changes_the_key_and_no_other_does(tmp_path):
     key0 = parameters_key(wh.Network(topo, base))
     for p in PARAMS:
         if p.name in ONLY_DEFAULT:           # one accepted value: nothing to vary
+            continue
+        if p.name in ("threads", "tie_order"):      # other values refused with the accelerator
+            with pytest.raises(wh.ConfigError):
+                wh.Network(topo, base.copy(**{p.name: {"threads": 2, "tie_order": "local"}[p.name]}))
             continue
         v = _other_value(p, base, tmp_path)
         cfg = base.copy(**{p.name: v})

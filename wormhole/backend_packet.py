@@ -16,7 +16,7 @@ from ._core.kernel import RUN_CODES, Kernel
 from . import cc as ccmod
 from . import kernel_inputs as ki
 from .backend import BASE_HEADER, Backend, standalone_fct
-from .errors import ApiError, ResourceLimitError, RoutingError
+from .errors import ApiError, ConfigError, ResourceLimitError, RoutingError
 from .units import NS, ns3_fixed_point
 
 INT64_MAX = (1 << 63) - 1
@@ -43,7 +43,7 @@ def kernel_params(net):
         nack_interval=ns3_fixed_point(float(c.nack_interval), 1000) * NS, reserve=int(c.reserve),
         resume_offset=int(c.resume_offset), quantum=int(c.time_quantum_ps), max_packets=int(c.max_packets),
         rto=int(round(float(c.rto) * 1e6)), seed=int(c.seed),
-        sample_interval=int(round(float(c.sample_interval) * 1e6)),
+        sample_interval=int(round(float(c.sample_interval) * 1e6)), port_rng=int(c.ecn_rng == "port"),
         cc=ccmod.kernel_params(c), ns3_rng=_ns3_rng(net), accel=accel)
 
 
@@ -93,6 +93,50 @@ class PacketBackend(Backend):
             self.accel.memo = self._memo
         stop = c.simulator_stop_time
         self._stop_ps = INT64_MAX if stop is None else ns3_fixed_point(stop, 10 ** 9) * NS
+        self._threads = int(c.threads)
+        if self._threads > 0:
+            if c.tie_order == "reference":
+                raise ConfigError("threads=%d with tie_order='reference': the order in which events were scheduled "
+                                  "across the whole fabric is not known to a process that holds part of it (the "
+                                  "partitioned kernel orders ties by tie_order='local')" % self._threads,
+                                  value=c.tie_order)
+            self._partition()
+        elif c.tie_order == "local":
+            if c.accelerate:
+                raise ConfigError("tie_order='local' with the accelerator: its fast-forward keeps events in the "
+                                  "reference order only", value=c.tie_order)
+            self._kernel.set_tie_key(1)
+
+    def _partition(self):
+        """threads=N: the partitioned kernel (parallel.pxi), after checking that nothing of the
+        configuration makes a run depend on the order of events at different nodes."""
+        from . import partition
+        c, f = self.net.config, self.net.fabric
+        n = self._threads
+        why = None
+        if c.accelerate:
+            why = "the accelerator (mode='accelerated') fast-forwards partitions of flows across the whole fabric"
+        elif c.ecn_rng != "port" and (c.ecn or (f.port_error > 0).any()):
+            why = ("ECN marks and link errors draw from one random stream (ecn_rng=%r) in global event order; "
+                   "give ecn_rng='port' (one stream per port)" % c.ecn_rng)
+        elif float(c.sample_interval) > 0:
+            why = "the sampler records the whole fabric at once (sample_interval=%s)" % c.sample_interval
+        elif int(c.max_packets) > 0:
+            why = "the packet limit (max_packets=%d) counts one pool, the partitioned kernel has one per process" % (
+                int(c.max_packets))
+        if why is not None:
+            raise ConfigError("threads=%d: the partitioned kernel cannot run this configuration: %s" % (n, why),
+                              value=n)
+        lps = int(c.lps) or partition.default_lps(f, n)
+        self.lp_of_node = partition.cut(f, lps)
+        self._kernel.set_parallel(self.lp_of_node, n)
+
+    def _serial_only(self, what):
+        if self._threads > 0:
+            raise ApiError("%s: the partitioned kernel (threads=%d) runs plain flows only (no callbacks, "
+                           "connections, user events or single steps): its processes are ahead of each other "
+                           "in time when Python could act" % (what, self._threads), argument="threads",
+                           value=self._threads)
 
     @property
     def now(self):
@@ -120,6 +164,8 @@ class PacketBackend(Backend):
         return spec.kind
 
     def add_flow(self, src, dst, nbytes, start, sport, dport, pg, persistent, want_done, want_delivered, cc=None):
+        if persistent or want_done or want_delivered:
+            self._serial_only("send with on_done / on_delivered, or a connection")
         kind = self._flow_cc(cc)
         f, c = self.net.fabric, self.net.config
         hs, hd = int(f.host_idx[src]), int(f.host_idx[dst])
@@ -150,6 +196,7 @@ class PacketBackend(Backend):
             k.set_rcv_end(conn, end)
 
     def schedule(self, t, uid):
+        self._serial_only("schedule")
         self._kernel.schedule_user(t, uid)
 
     def peek(self):
@@ -157,6 +204,7 @@ class PacketBackend(Backend):
         return None if t < 0 or t > self._stop_ps else t
 
     def step(self):
+        self._serial_only("step")
         k = self._kernel
         k.set_budget(1)
         try:
@@ -266,6 +314,9 @@ class PacketBackend(Backend):
         k = self._kernel
         st = k.stats()
         st["flows_completed"] = k.n_done
+        ps = k.parallel_stats
+        if ps is not None:
+            st["parallel"] = {key: v for key, v in ps.items() if key != "lp_of_port"}
         if self._memo is not None:
             m = self._memo
             st.update(memo_hits=m.hits, memo_misses=m.misses, memo_stored=m.stored, memo_entries=len(m.db),

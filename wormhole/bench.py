@@ -12,6 +12,11 @@ reference run script's preset at 100 Gb/s), on
   (a) a 16:1 incast of 10 MB flows through one switch (100 Gbps, 1 us links),
   (b) a k=8 fat-tree (128 hosts, 80 switches) running a random permutation of
       1 MB flows (every host sends to one host and receives from one).
+  (c) a 128-GPU rail-optimized fabric running a random permutation of 1 MB flows.
+
+With --threads 1,2 each scenario also runs on the partitioned kernel (threads=N,
+ecn_rng=port) at those thread counts: wall-clock per count, the speedup of the
+last over the first and whether fct.txt was byte-identical at every count.
 
 Each scenario runs --repeat times; the median wall-clock is reported.  The
 reference simulator (C++, -O3) processes 1.0-2.2 M events/s on a 2-core machine
@@ -29,20 +34,20 @@ import wormhole as wh
 from .runner import WORKLOADS, backend_label, check_bench_outputs, run_workload, workload_parser
 
 
-def incast(cc="none"):
-    net = wh.Network(wh.star(17), _config(cc))
+def incast(cc="none", **over):
+    net = wh.Network(wh.star(17), _config(cc, **over))
     for i in range(16):
         net.send(i, 16, 10_000_000)
     return net
 
 
-def _config(cc):
-    return wh.Config(cc="none") if cc == "none" else wh.Config.preset(cc)
+def _config(cc, **over):
+    return (wh.Config(cc="none") if cc == "none" else wh.Config.preset(cc)).copy(**over)
 
 
-def fattree_permutation(cc="none", seed=1):
+def fattree_permutation(cc="none", seed=1, **over):
     topo = wh.fat_tree(8)
-    net = wh.Network(topo, _config(cc))
+    net = wh.Network(topo, _config(cc, **over))
     hosts = topo.hosts
     rnd = random.Random(seed)
     while True:
@@ -55,16 +60,35 @@ def fattree_permutation(cc="none", seed=1):
     return net
 
 
-SCENARIOS = {"incast16_10MB": incast, "fattree8_permutation_1MB": fattree_permutation}
+def rail_permutation(cc="none", seed=1, **over):
+    """A 128-GPU rail-optimized fabric (16 servers of 8 GPUs, 8 rail leaves, 16 spines) running a random
+    permutation of 1 MB flows: most pairs cross a spine."""
+    topo = wh.rail_optimized(128)
+    net = wh.Network(topo, _config(cc, **over))
+    hosts = topo.hosts
+    rnd = random.Random(seed)
+    while True:
+        perm = hosts[:]
+        rnd.shuffle(perm)
+        if all(a != b for a, b in zip(hosts, perm)):
+            break
+    for a, b in zip(hosts, perm):
+        net.send(a, b, 1_000_000)
+    return net
+
+
+SCENARIOS = {"incast16_10MB": incast, "fattree8_permutation_1MB": fattree_permutation,
+             "rail128_permutation_1MB": rail_permutation}
 # reference inputs (tests/data/hpcc-ns3-runs, present in a source checkout): run once with their own config
 REFERENCE_RUNS = ("incast8_hpcc", "ring_intra_dcqcn")
 _REF_DIR = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "tests", "data", "hpcc-ns3-runs")
 
 
 def reference_run(case):
-    """A builder for one reference input folder (config.txt naming TOPOLOGY_FILE and FLOW_FILE)."""
-    def build(cc=None):
-        cfg = wh.Config.from_file(os.path.join(_REF_DIR, case, "config.txt"))
+    """A builder for one reference input folder (config.txt naming TOPOLOGY_FILE and FLOW_FILE): a case
+    of tests/data/hpcc-ns3-runs, or a folder's path."""
+    def build(cc=None, **over):
+        cfg = wh.Config.from_file(os.path.join(_REF_DIR, case, "config.txt")).copy(**over)
         net = wh.Network(cfg.files["TOPOLOGY_FILE"], cfg)
         for f in wh.read_flows(cfg.files["FLOW_FILE"], net.topology):
             net.send(f.src, f.dst, f.size, at=f.start_ps, pg=f.pg, dport=f.dport)
@@ -97,10 +121,10 @@ def events_per_packet(st):
     return {c: named[c] / n for c in KIND_COLUMNS + IDLE_COLUMNS}
 
 
-def measure(name, build, repeat, cc="none"):
+def measure(name, build, repeat, cc="none", **over):
     walls = []
     for _ in range(repeat):
-        net = build(cc)
+        net = build(cc, **over)
         t0 = time.perf_counter()
         net.run()
         walls.append(time.perf_counter() - t0)
@@ -126,43 +150,94 @@ def measure(name, build, repeat, cc="none"):
         "pfc_pauses": st["pfc_pauses"],
         "drops": st["drops"],
         "repeat": repeat,
+        "fct": net.fct_lines(),
+        "parallel_stats": st.get("parallel"),
     }
 
 
-def _table_header():
+def measure_parallel(name, build, repeat, cc, threads):
+    """The partitioned kernel at each thread count (ecn_rng='port', which it needs when switches mark):
+    median wall-clock per count, the speedup of the last count over the first, and whether fct.txt was
+    byte-identical at every count."""
+    rows = {t: measure(name, build, repeat, cc, threads=t, ecn_rng="port") for t in threads}
+    first, last = rows[threads[0]], rows[threads[-1]]
+    return {
+        "threads": list(threads),
+        "wall_seconds": {str(t): r["wall_seconds"] for t, r in rows.items()},
+        "events": last["events"],
+        "speedup": round(first["wall_seconds"] / max(1e-9, last["wall_seconds"]), 3),
+        "fct_identical": all(r["fct"] == first["fct"] for r in rows.values()),
+        "lps": last["parallel_stats"]["lps"], "rounds": last["parallel_stats"]["rounds"],
+        "lookahead_ps": last["parallel_stats"]["lookahead_ps"],
+        "cut_packets": last["parallel_stats"]["cut_packets"],
+    }
+
+
+def _table_header(threads=()):
+    par = ""
+    if threads:
+        par = " " + " ".join("%8s" % ("par%d s" % t) for t in threads) + " %6s %5s" % ("x%d" % threads[-1], "same")
     return ("%-26s %-6s %9s %6s " % ("scenario", "cc", "data pkts", "ev/pkt")
-            + " ".join("%8s" % c for c in KIND_COLUMNS + IDLE_COLUMNS) + " %8s %7s" % ("wall s", "Mev/s"))
+            + " ".join("%8s" % c for c in KIND_COLUMNS + IDLE_COLUMNS) + " %8s %7s" % ("wall s", "Mev/s") + par)
 
 
 def _table_row(r):
+    par = ""
+    p = r.get("parallel")
+    if p:
+        par = (" " + " ".join("%8.3f" % p["wall_seconds"][str(t)] for t in p["threads"])
+               + " %6.2f %5s" % (p["speedup"], "yes" if p["fct_identical"] else "NO"))
     return ("%-26s %-6s %9d %6.3f " % (r["scenario"], r["cc"], r["data_packets"], r["events_per_data_packet"])
             + " ".join("%8.3f" % r["per_data_packet"][c] for c in KIND_COLUMNS + IDLE_COLUMNS)
-            + " %8.3f %7.2f" % (r["wall_seconds"], r["events_per_second"] / 1e6))
+            + " %8.3f %7.2f" % (r["wall_seconds"], r["events_per_second"] / 1e6) + par)
 
 
 def kernel_main(argv=None):
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--repeat", type=int, default=3)
     ap.add_argument("--json", action="store_true", help="one JSON object per scenario")
-    ap.add_argument("--only", choices=sorted(SCENARIOS) + list(REFERENCE_RUNS))
+    ap.add_argument("--only", help="one scenario by name (%s, or an --input folder's name)" % ", ".join(
+        sorted(SCENARIOS) + list(REFERENCE_RUNS)))
     from .cc import REGISTRY
     ap.add_argument("--cc", default="all", choices=list(REGISTRY) + ["all"],
                     help="%s or all (default)" % ", ".join(REGISTRY))
     ap.add_argument("--no-reference", action="store_true", help="skip the reference inputs (tests/data)")
+    ap.add_argument("--input", action="append", default=[], metavar="DIR",
+                    help="also a reference-format folder (config.txt naming TOPOLOGY_FILE and FLOW_FILE), e.g. "
+                         "the reference's 320-host fat-tree benchmark; repeatable")
+    ap.add_argument("--threads", default=None, metavar="N,M,...",
+                    help="parallel columns: the partitioned kernel (ecn_rng=port) at these thread counts, e.g. 1,2: "
+                         "wall-clock per count, the speedup of the last over the first, fct.txt byte-identical")
     args = ap.parse_args(argv)
+    threads = ()
+    if args.threads:
+        try:
+            threads = tuple(int(x) for x in args.threads.split(","))
+        except ValueError:
+            ap.error("--threads: comma-separated thread counts, not %r" % args.threads)
+        if not threads or min(threads) < 1:
+            ap.error("--threads: thread counts of at least 1, not %r" % args.threads)
     ccs = list(REGISTRY) if args.cc == "all" else [args.cc]
     runs = [(name, build, cc) for name, build in SCENARIOS.items() for cc in ccs]
     if not args.no_reference and os.path.isdir(_REF_DIR):
         runs += [(case, reference_run(case), case.rsplit("_", 1)[1]) for case in REFERENCE_RUNS]
+    for d in args.input:
+        if not os.path.isfile(os.path.join(d, "config.txt")):
+            ap.error("--input %s: no config.txt in it" % d)
+        name = os.path.basename(os.path.normpath(d))
+        runs.append((name, reference_run(os.path.abspath(d)), wh.Config.from_file(os.path.join(d, "config.txt")).cc))
     if not args.json:
         print("events per data packet sent, by kind (tx = transmission done, arr = arrival, data / ctrl = "
               "ACK, NACK, PFC packets; stale = superseded timer pops; txd_idle, wake_idle: of those, the ones after which the port stays idle); "
               "wall-clock median of %d" % max(1, args.repeat))
-        print(_table_header())
+        print(_table_header(threads))
     for name, build, cc in runs:
         if args.only and name != args.only:
             continue
         r = measure(name, build, max(1, args.repeat), cc)
+        del r["fct"]
+        if threads:
+            r["parallel"] = measure_parallel(name, build, max(1, args.repeat), cc, threads)
         if args.json:
             print(json.dumps(r, sort_keys=True))
         else:

@@ -78,6 +78,9 @@ def _build_parser(argv=None):
     r.add_argument("--mode", choices=("full", "accelerated"),
                    help="of the packet backend: full (every packet event) or accelerated (the Wormhole "
                         "fast-forward); default: the config's ACCELERATE, else full")
+    r.add_argument("--threads", type=int, default=None, metavar="N",
+                   help="full packet mode on N threads (the partitioned kernel: same output for every N, same-time "
+                        "events ordered by tie_order=local; needs --set ecn_rng=port when switches mark ECN)")
     r.add_argument("--stats-json", metavar="FILE", help="write the run's statistics as one JSON object to FILE "
                    "(replaced if it exists; its folder must exist)")
     r.add_argument("--quiet", action="store_true", help="no summary")
@@ -180,7 +183,8 @@ def _summary(net, topo_path, flows_path):
         acc = bool(net.config.accelerate)
         lines += [
             "cc         %s" % net.config.cc,
-            "mode       %s" % ("accelerated (steady partitions fast-forwarded)" if acc else "full (every packet event)"),
+            "mode       %s" % ("accelerated (steady partitions fast-forwarded)" if acc else "full (every packet event)"
+                               + _parallel_note(st)),
             "simulated  %.3f us" % (st["sim_time_ps"] / US),
             "wall-clock %.3f s, %d events, %.2f M events/s" % (
                 st["wall_seconds"], st["events"], st["events_per_second"] / 1e6)]
@@ -201,6 +205,14 @@ def _summary(net, topo_path, flows_path):
     return "\n".join(lines)
 
 
+def _parallel_note(st):
+    p = st.get("parallel")
+    if not p:
+        return ""
+    return ", %d threads over %d logical processes (lookahead %.3f us, %d rounds, %d packets across cuts)" % (
+        p["threads"], p["lps"], p["lookahead_ps"] / US if p["lps"] > 1 else 0.0, p["rounds"], p["cut_packets"])
+
+
 def _percentile(values, q):
     """np.percentile's default (linear) rule, without the numpy.ma import it costs."""
     a = np.sort(np.asarray(values, dtype=float))
@@ -217,6 +229,8 @@ def _stats_json(net):
         keys += ["flow_model", "rate_solves"]
     else:
         keys += ["events_by_kind", "data_packets", "ctrl_packets", "drops", "pfc_pauses", "pfc_resumes", "ecn_marks"]
+        if st.get("parallel"):
+            keys.append("parallel")
         if net.config.accelerate:
             keys += ["events_skipped", "skips", "skip_backs", "bytes_skipped", "time_skipped_ps"]
     keep = {k: st.get(k, "packet" if k == "backend" else None) for k in keys}
@@ -269,6 +283,10 @@ def cmd_run(args):
     cfg = _load_config(args, lambda: max(1, round(topo.nic_rate() / 1e9)))
     if args.mode is not None:
         cfg = cfg.copy(accelerate=args.mode == "accelerated")
+    if args.threads is not None:
+        if args.backend == "flow":
+            raise ConfigError("--threads runs the packet kernel's full mode, not the flow backend", value=args.threads)
+        cfg = cfg.copy(threads=args.threads)
     if getattr(args, "flow_model", None) is not None:
         cfg = cfg.copy(flow_model=args.flow_model)
     cm = None

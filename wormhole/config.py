@@ -75,8 +75,15 @@ def _flow_model(v):
 
 def _rng_name(v):
     s = str(v).strip().lower()
-    if s not in ("splitmix", "ns3"):
-        raise ValueError("ecn_rng must be 'splitmix' or 'ns3'")
+    if s not in ("splitmix", "ns3", "port"):
+        raise ValueError("ecn_rng must be 'splitmix', 'ns3' or 'port'")
+    return s
+
+
+def _tie_order(v):
+    s = str(v).strip().lower()
+    if s not in ("auto", "reference", "local"):
+        raise ValueError("tie_order must be 'auto', 'reference' or 'local'")
     return s
 
 
@@ -246,7 +253,9 @@ PARAMS = (
        dynamics=True),
     _p("ecn_rng", "name", "ns3", "random draws of probabilistic ECN marking: 'ns3' (the reference's "
        "stream sequence: MRG32k3a streams of ns-3 seed 1 and run `seed`, so that its runs are reproduced "
-       "draw for draw) or 'splitmix' (the simulation's own generator, seeded by `seed`)", _rng_name,
+       "draw for draw), 'splitmix' (the simulation's own generator, seeded by `seed`) or 'port' (one "
+       "generator per port, seeded by `seed` and the port, drawing also that port's link errors: draws that "
+       "do not depend on the order of events at different ports, as the partitioned kernel (threads) needs)", _rng_name,
        dynamics=True),
     _p("ns3_stream_base", "int", -1, "with ecn_rng=ns3: stream index of the first draw (-1: derived from "
        "the topology as the reference's set-up consumes streams)", _int, None, -1, 2 ** 62, dynamics=True),
@@ -292,6 +301,21 @@ PARAMS = (
     _p("sample_interval", "us", 0.0, "record every running flow's rate and every non-empty switch queue "
        "this often (0 = off); see Network.samples() and `python -m wormhole plot`", _float, None, 0, 1e9,
        dynamics=False),
+    # --- the partitioned kernel (parallel full mode): the same run for every value of both
+    _p("threads", "threads", 0, "full packet mode on this many native threads: the fabric cut into logical "
+       "processes at links with delay (the smallest gives the lookahead), run in conservative rounds; "
+       "same-time events are ordered by a key that does not depend on the cut (KEY_LOCAL: scheduling time, "
+       "node, its counter), so the output is byte-identical for any thread and process count, but may differ "
+       "in tie order from the sequential kernel (0, the default, which orders ties as the reference).  "
+       "Needs ecn_rng='port' when switches mark ECN or links corrupt packets; no accelerator, callbacks or "
+       "user events", _int, None, 0, 1024, dynamics=False),
+    _p("tie_order", "name", "auto", "order of events due at the same picosecond: 'reference' (the order they "
+       "were scheduled in, as the reference: the sequential kernel's), 'local' (by scheduling time, scheduling "
+       "node and that node's own count: the order the partitioned kernel keeps for any cut, so a sequential run "
+       "with it equals every threads=N run) or 'auto' (reference, local with threads)", _tie_order,
+       dynamics=False),
+    _p("lps", "processes", 0, "with threads: logical processes to cut the fabric into (0: 1 for one thread, "
+       "else 8 per thread, at most one per switch)", _int, None, 0, 1 << 20, dynamics=False),
     # --- the accelerator: all but the on/off switches change an accelerated run's trajectory, and so
     # the state in which convergences are stored: they are part of the memo key
     _p("accelerate", "bool", False, "fast-forward steady partitions (the Wormhole method)", _bool,

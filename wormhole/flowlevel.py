@@ -70,6 +70,9 @@ class FlowBackend(Backend):
         if flow_model not in FLOW_MODELS:
             raise NotAvailableError("unknown flow model %r (%s)" % (flow_model, ", ".join(FLOW_MODELS)),
                                     value=flow_model)
+        if int(c.threads) > 0:
+            raise ConfigError("threads=%d runs the packet backend's full mode on threads; the flow backend has "
+                              "none (give threads=0)" % int(c.threads), value=int(c.threads))
         self.config = c
         self.fabric = net.fabric
         self.model = flow_model

@@ -31,6 +31,17 @@ def gpt_argv(model, gpus, cc, pp, chunk_mb=None, micro_batches_pp=4):
     return argv
 
 
+def _channels(text):
+    from .workload.channels import MAX_CHANNELS
+    try:
+        n = int(text)
+    except ValueError:
+        n = 0
+    if not 1 <= n <= MAX_CHANNELS:
+        raise argparse.ArgumentTypeError("--nccl-channels wants an integer from 1 to %d, not %r" % (MAX_CHANNELS, text))
+    return n
+
+
 def workload_parser():
     """The command line of ``python -m wormhole.bench MODEL`` (errors: one line, exit status 2)."""
     from .cc import PRESETS
@@ -43,6 +54,10 @@ def workload_parser():
     ap.add_argument("--mode", choices=("full", "accelerated"),
                     help="of the packet backend: accelerated (default), the Wormhole fast-forward; full, every "
                          "packet event (the flow backend has no packets and takes no --mode)")
+    ap.add_argument("--threads", type=int, default=None, metavar="N",
+                    help="the partitioned kernel on N threads (full mode): refused for training workloads, whose "
+                         "connections are driven by callbacks (`python -m wormhole.bench kernel --threads 1,2` and "
+                         "`python -m wormhole run --threads N` run flow files)")
     ap.add_argument("--tp", type=int)
     ap.add_argument("--pp", type=int)
     ap.add_argument("--dp", type=int)
@@ -53,6 +68,10 @@ def workload_parser():
                     help="TP and DP collective algorithm: NCCL ring (default), tree, NVLS (NVSwitch reduction "
                          "inside a server, H100), NVLS-tree (NVLS plus a tree across servers), forced where the "
                          "group can run it (else the ring), or auto (NCCL's tuner per collective)")
+    ap.add_argument("--nccl-channels", type=_channels, metavar="N",
+                    help="NCCL channels of the ring collectives over groups with 2 or more GPUs on each of several "
+                         "servers (default: one per such GPU, each crossing servers on its own rail); 1: a single "
+                         "ring through one NIC per server.  Other groups run one ring")
     ap.add_argument("--nvlink-fabric", action="store_true",
                     help="NVLink as part of the fabric: an NVSwitch per server with a port per GPU at the GPU's "
                          "NVLink bandwidth, TP traffic as packets (slower to simulate); implies "
@@ -118,6 +137,11 @@ def run_workload(args, keep=None):
     from .units import US, gbps
     from .workload import GPUS, SimAIIteration, TrainingJob, load_preset, read_simai
     args.mode = resolve_mode(args.backend, args.mode)
+    if getattr(args, "threads", None):
+        raise wh.WormholeError("--threads %d: the partitioned kernel runs flow files only; a training workload drives "
+                               "its connections through callbacks when messages end, which a run whose logical "
+                               "processes are ahead of each other in time cannot take" % args.threads,
+                               value=args.threads)
     timeline = getattr(args, "timeline", None)
     gps = getattr(args, "gpus_per_server", 8) if args.model == "chakra" else 8
     if args.topology:
@@ -148,18 +172,19 @@ def run_workload(args, keep=None):
         cfg = cfg.copy(sample_interval=args.sample_interval)
     net = wh.Network(topo, cfg, backend=args.backend)
     chunk = int(args.chunk_mb * 1024 * 1024)
+    channels = getattr(args, "nccl_channels", None)
     if args.model == "simai":
         if not args.workload:
             raise wh.WormholeError("model 'simai' needs --workload FILE")
         job = SimAIIteration(net, read_simai(args.workload), args.gpus, chunk_bytes=chunk,
                              iterations=args.iterations, nccl_algo=getattr(args, "nccl_algo", "ring"),
-                             nvls=bool(args.gpu and GPUS[args.gpu].nvls))
+                             nvls=bool(args.gpu and GPUS[args.gpu].nvls), nccl_channels=channels)
     elif args.model == "chakra":
         from .workload.chakra import ChakraRun, ChakraTrace
         if not args.trace:
             raise wh.WormholeError("model 'chakra' needs --trace PREFIX (files PREFIX.0.et ...)")
         job = ChakraRun(net, ChakraTrace.load(args.trace, args.gpus, args.comm_group), gpus_per_server=gps,
-                        chunk_bytes=chunk, resources=getattr(args, "resources", "none"))
+                        chunk_bytes=chunk, resources=getattr(args, "resources", "none"), nccl_channels=channels)
     else:
         pre = load_preset(args.model, gpus=args.gpus, tp=args.tp, pp=args.pp, dp=args.dp, ep=args.ep,
                           micro_batches=args.micro_batches, gpu=args.gpu, vpp=getattr(args, "vpp", None),
@@ -175,7 +200,7 @@ def run_workload(args, keep=None):
             raise wh.WormholeError("--chakra-out and --timeline do not write interleaved (VPP), ZeRO, non-ring "
                                    "NCCL or NVLink-fabric schedules yet")
         job = TrainingJob(net, pre, chunk_bytes=chunk, iterations=args.iterations,
-                          nccl_algo=getattr(args, "nccl_algo", "ring"))
+                          nccl_algo=getattr(args, "nccl_algo", "ring"), nccl_channels=channels)
     out_files, plan = {}, None
     if getattr(args, "chakra_out", None) and args.model not in ("simai", "chakra"):
         from .workload.chakra import chakra_files
@@ -184,7 +209,8 @@ def run_workload(args, keep=None):
         from .workload.chakra import ChakraRun, training_trace
         if args.iterations != 1:
             raise wh.WormholeError("--timeline records one iteration of a training preset", value=args.iterations)
-        plan, job = job, ChakraRun(net, training_trace(job), gpus_per_server=job.gps, chunk_bytes=chunk)
+        plan, job = job, ChakraRun(net, training_trace(job), gpus_per_server=job.gps, chunk_bytes=chunk,
+                                   nccl_channels=channels)
     tl = None
     if timeline:
         from .timeline import Timeline

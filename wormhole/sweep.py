@@ -13,6 +13,8 @@ other value is fixed for every point.  Keys:
   file; ``gpus`` (default 16), ``rate`` (Gb/s, default 100);
 * ``cc`` (a congestion-control preset, default hpcc), ``seed`` (default 1),
   ``mode`` (``accelerated``, default, or ``full``), ``chunk_mb`` (default 4);
+* ``nccl_channels``: NCCL channels of the ring collectives (default: one per
+  GPU of a group on each server, ``wormhole.workload.channels``; 1: one ring);
 * ``params``: a mapping of registry parameters (``python -m wormhole params``),
   each a value or a list (an axis), e.g. ``params: {steady_theta: [0.02, 0.05]}``;
 * ``out`` (the output folder, or ``--out``), ``memo_db`` (default
@@ -52,9 +54,9 @@ import time
 from .errors import ConfigError, WormholeError, read_yaml
 
 POINT_KEYS = ("workload", "topology", "gpus", "rate", "cc", "seed", "mode", "size_mb", "chunk_mb", "layers", "tp",
-              "pp", "dp", "ep", "micro_batches", "comm_group", "params")
+              "pp", "dp", "ep", "micro_batches", "comm_group", "nccl_channels", "params")
 DEFAULTS = {"workload": "allreduce", "topology": "rail", "gpus": 16, "rate": 100.0, "cc": "hpcc", "seed": 1,
-            "mode": "accelerated", "chunk_mb": 4.0}
+            "mode": "accelerated", "chunk_mb": 4.0, "nccl_channels": None}
 META_KEYS = ("out", "memo_db", "name")
 COLLECTIVE_NAMES = ("allreduce", "reducescatter", "allgather", "alltoall", "broadcast")
 RESULT_COLS = ("time_ps", "time_ms", "events", "events_skipped", "flows", "fabric_bytes", "memo_hits",
@@ -156,6 +158,11 @@ def _check_point(p, path, base):
     for k in ("gpus", "seed", "layers", "tp", "pp", "dp", "ep", "micro_batches"):
         if p.get(k) is not None and (isinstance(p[k], bool) or not isinstance(p[k], int) or p[k] < 0):
             raise SweepError("%s must be a non-negative integer" % k, path, value=p[k])
+    from .workload.channels import check_channels
+    try:
+        check_channels(p["nccl_channels"])
+    except WormholeError as e:
+        raise SweepError("nccl_channels: %s" % e.message, path, value=p["nccl_channels"])
     for k in ("size_mb", "rate", "chunk_mb"):
         if p.get(k) is not None and (isinstance(p[k], bool) or not isinstance(p[k], (int, float)) or p[k] <= 0):
             raise SweepError("%s must be a positive number" % k, path, value=p[k])
@@ -239,8 +246,9 @@ def run_point(p, memo_db=None):
         fin = []
         if w in COLLECTIVES:
             gpus = topo.hosts[:p["gpus"]]
-            c = COLLECTIVES[w](Transport(net), ring_order(gpus), int(p["size_mb"] * (1 << 20)), chunk_bytes=chunk,
-                               on_done=lambda c: fin.append(1))
+            cls = COLLECTIVES[w]
+            c = cls(Transport(net), ring_order(gpus), int(p["size_mb"] * (1 << 20)), chunk_bytes=chunk,
+                    on_done=lambda c: fin.append(1), **({"channels": p["nccl_channels"]} if cls.ring else {}))
             c.start()
             drive(net, lambda: bool(fin))
             if c.duration is None:
@@ -248,7 +256,8 @@ def run_point(p, memo_db=None):
             t, fabric_bytes = c.duration, c.t.fabric_bytes
         elif w.startswith("chakra:"):
             from .workload.chakra import run_chakra
-            run = run_chakra(net, w[7:], p["gpus"], p.get("comm_group"), chunk_bytes=chunk)
+            run = run_chakra(net, w[7:], p["gpus"], p.get("comm_group"), chunk_bytes=chunk,
+                             nccl_channels=p["nccl_channels"])
             t, fabric_bytes = run.iteration_time, run.t.fabric_bytes
         elif w.startswith("htsim:"):
             from .workload.htsim import run_cm
@@ -260,7 +269,7 @@ def run_point(p, memo_db=None):
                               micro_batches=p.get("micro_batches"))
             if p.get("layers"):
                 pre.model = replace(pre.model, layers=p["layers"])
-            job = TrainingJob(net, pre, chunk_bytes=chunk)
+            job = TrainingJob(net, pre, chunk_bytes=chunk, nccl_channels=p["nccl_channels"])
             job.start(lambda j: fin.append(1))
             drive(net, lambda: bool(fin))
             if not job.results:

@@ -45,6 +45,11 @@ cdef enum EventKind:
                         # b = -1 - token: the receiver gets its last byte (rcv_plan; not counted as an event)
     N_EVENT_KINDS = 10
 
+cdef enum KeyMode:
+    KEY_INSERTION = 0   # ties in insertion order (global counter), as the reference: the sequential default
+    KEY_LOCAL = 1       # ties by (scheduling time, scheduling node, that node's counter): independent of how
+                        # the fabric is partitioned (the parallel kernel's, parallel.pxi)
+
 cdef enum PktKind:
     PK_DATA = 0
     PK_ACK = 1
@@ -83,7 +88,9 @@ cdef enum RunCode:
 
 ctypedef struct Event:
     int64_t t           # firing time, ps
-    uint64_t seq        # insertion number: ties fire in scheduling order
+    int64_t ts          # tie key, part 1: 0 under KEY_INSERTION; the time it was scheduled under KEY_LOCAL
+    uint64_t seq        # tie key, part 2: insertion number (KEY_INSERTION: ties fire in scheduling order);
+                        # KEY_LOCAL: scheduling node << 40 | that node's push counter (see heap.pxd)
     int32_t kind        # EventKind
     int32_t a           # first argument (port, flow or callback id)
     int64_t b           # second argument (packet index, token)
@@ -113,7 +120,8 @@ ctypedef struct Packet:
     uint8_t nhop        # INT hop records written so far
     uint8_t _pad
     int64_t arr_t       # on a wire behind another packet of its port: arrival time at the peer, ps
-    uint64_t arr_seq    # and the sequence number its arrival event was given when it was sent
+    uint64_t arr_seq    # and the tie key (arr_ts, arr_seq) its arrival event was given when it was sent
+    int64_t arr_ts
 
 ctypedef struct Port:
     int32_t node        # node that owns this port
@@ -126,7 +134,8 @@ ctypedef struct Port:
     uint8_t tx_lazy     # busy: its transmission-done is not in the heap (it would find nothing to send)
     uint8_t tx_ctrl     # busy: the packet being serialised is a control packet (ACK, NACK, PFC)
     int64_t tx_end      # busy: end of the serialisation, ps
-    uint64_t tx_seq     # busy: sequence number of its transmission-done event, scheduled or not
+    uint64_t tx_seq     # busy: tie key (tx_ts, tx_seq) of its transmission-done event, scheduled or not
+    int64_t tx_ts
     uint8_t paused[8]   # queues paused by PFC frames received on this port
     int32_t qhead[8]    # FIFO heads per queue (hosts: queue 0 is the ACK queue)
     int32_t qtail[8]    # FIFO tails per queue
@@ -137,7 +146,8 @@ ctypedef struct Port:
     int64_t tx_packets  # cumulative packets transmitted
     int64_t wake_t      # host: time of the pending NIC wake-up, -1 if none
     int64_t wake_token  # host: token of the pending wake-up (stale events ignored)
-    uint64_t wake_seq   # host: sequence number of the pending wake-up, scheduled or not
+    uint64_t wake_seq   # host: tie key (wake_ts, wake_seq) of the pending wake-up, scheduled or not
+    int64_t wake_ts
     uint8_t wake_lazy   # host: the pending wake-up is not in the heap (it would find nothing to send)
     int32_t wakes_pending  # host: wake-ups since the NIC last sent a data packet
     double wake_per_pkt    # host: recent wake-ups per data packet (the mean of the first 1024 samples,
@@ -469,6 +479,8 @@ ctypedef struct PfcRecord:
     int32_t is_switch   # node type (1 switch, 0 host)
     int32_t ifindex     # device index on that node
     int32_t pause       # 1 pause, 0 resume
+    int64_t ts          # tie key (ts, seq) of the arrival event that logged it (a partitioned run merges
+    uint64_t seq        # its logical processes' logs in that order)
 
 ctypedef struct Params:
     int64_t mtu         # payload bytes per packet
@@ -503,7 +515,12 @@ ctypedef struct Sim:
     Event* heap         # binary heap ordered by (t, seq)
     int64_t heap_n      # events in the heap
     int64_t heap_cap    # capacity
-    uint64_t cur_seq    # sequence number of the event being processed (or last processed)
+    uint64_t cur_seq    # tie key (cur_ts, cur_seq) of the event being processed (or last processed)
+    int64_t cur_ts
+    uint8_t key_mode    # KeyMode: how same-time events are ordered (heap.pxd)
+    int32_t cur_node    # KEY_LOCAL: node of the event being processed (n_nodes between runs: Python's pushes)
+    uint64_t* node_cnt  # KEY_LOCAL: per node (and one for Python): pushes it made so far
+    int32_t n_nodes     # nodes (node_cnt has n_nodes + 1 entries)
     int64_t wire_n      # packets on wires whose arrival is not in the heap (see Port.wire_head)
     # fabric
     int32_t n_ports     # directed ports (two per link)
@@ -586,6 +603,14 @@ ctypedef struct Sim:
     int64_t timeouts    # retransmission timeouts that fired a go-back-N
     int64_t max_qbytes  # largest per-port queue seen, bytes
     int64_t max_buffer  # largest per-switch buffer use seen, bytes
+    # random streams per port and the partitioned kernel (parallel.pxi)
+    uint64_t* port_rng  # ecn_rng='port': per port, the splitmix state of its ECN draws and link errors
+                        # (NULL: those draw from rng or ns3rng)
+    uint8_t* port_cut   # a logical process: per port, 1 if its peer belongs to another one (its arrivals
+                        # leave through lp_send); NULL in the sequential kernel
+    void* lp            # a logical process: its Lp record (parallel.pxi); NULL otherwise
+    void* par           # a Kernel set to run partitioned: its Par driver (parallel.pxi); NULL otherwise
+    int64_t* done_key   # a logical process: per entry of done, the tie key (ts, seq) of the completing event
 
 
 ctypedef struct CcOps:

@@ -1,21 +1,49 @@
 # cython: language_level=3
-"""Binary min-heap of events ordered by (time, insertion sequence).
+"""Binary min-heap of events ordered by (time, tie key).
 
-Inline functions over ``Sim.heap``; the sequence number makes ties fire in the
-order they were scheduled, which keeps runs deterministic.
+Inline functions over ``Sim.heap``.  The tie key (ts, seq) orders events due at
+the same picosecond; ``Sim.key_mode`` chooses it:
+
+- KEY_INSERTION (the sequential default): ts = 0 and seq = a global insertion
+  counter, so ties fire in the order they were scheduled, as the reference's.
+- KEY_LOCAL: ts = the time the event was scheduled, seq = the scheduling node
+  (upper 24 bits) and that node's own push counter (lower 40 bits).  Every part
+  is known at the node that schedules, so the order does not depend on how the
+  fabric is cut into logical processes (parallel.pxi).  Python's pushes (flow
+  starts, between runs) count as node ``n_nodes``.
 """
 from libc.stdlib cimport realloc
 from libc.stdint cimport int64_t, int32_t, uint64_t
-from wormhole._core.defs cimport Sim, Event
+from wormhole._core.defs cimport Sim, Event, KEY_INSERTION
 
 
 cdef inline bint _before(Event* x, Event* y) noexcept nogil:
-    return x.t < y.t or (x.t == y.t and x.seq < y.seq)
+    return x.t < y.t or (x.t == y.t and (x.ts < y.ts or (x.ts == y.ts and x.seq < y.seq)))
 
 
-cdef inline int heap_push_seq(Sim* s, int64_t t, uint64_t seq, int32_t kind, int32_t a, int64_t b) noexcept nogil:
-    """Schedule an event under a sequence number taken earlier (``seq`` < s.seq): it
-    fires exactly where an event pushed when that number was taken would have.
+cdef inline bint key_before(int64_t t1, int64_t ts1, uint64_t q1, int64_t t2, int64_t ts2, uint64_t q2) noexcept nogil:
+    """(t1, ts1, q1) fires before (t2, ts2, q2)."""
+    return t1 < t2 or (t1 == t2 and (ts1 < ts2 or (ts1 == ts2 and q1 < q2)))
+
+
+cdef inline void key_next(Sim* s, int64_t* ts, uint64_t* seq) noexcept nogil:
+    """Take the tie key of an event scheduled now (pushed now or kept out of the heap
+    under that key, see heap_push_seq)."""
+    cdef int32_t n
+    if s.key_mode == KEY_INSERTION:
+        ts[0] = 0
+        seq[0] = s.seq
+    else:
+        n = s.cur_node
+        ts[0] = s.now
+        seq[0] = (<uint64_t>n << 40) | s.node_cnt[n]
+        s.node_cnt[n] += 1
+    s.seq += 1
+
+
+cdef inline int heap_push_seq(Sim* s, int64_t t, int64_t ts, uint64_t seq, int32_t kind, int32_t a, int64_t b) noexcept nogil:
+    """Schedule an event under a tie key taken earlier (key_next): it fires exactly
+    where an event pushed when that key was taken would have.
     Returns -1 if memory ran out."""
     cdef Event* h
     cdef int64_t i, parent
@@ -27,6 +55,7 @@ cdef inline int heap_push_seq(Sim* s, int64_t t, uint64_t seq, int32_t kind, int
         s.heap = h
         s.heap_cap = s.heap_cap * 2 + 64
     e.t = t
+    e.ts = ts
     e.seq = seq
     e.kind = kind
     e.a = a
@@ -46,9 +75,11 @@ cdef inline int heap_push_seq(Sim* s, int64_t t, uint64_t seq, int32_t kind, int
 
 
 cdef inline int heap_push(Sim* s, int64_t t, int32_t kind, int32_t a, int64_t b) noexcept nogil:
-    """Schedule an event under the next sequence number; returns -1 if memory ran out."""
-    s.seq += 1
-    return heap_push_seq(s, t, s.seq - 1, kind, a, b)
+    """Schedule an event under the next tie key; returns -1 if memory ran out."""
+    cdef int64_t ts
+    cdef uint64_t seq
+    key_next(s, &ts, &seq)
+    return heap_push_seq(s, t, ts, seq, kind, a, b)
 
 
 cdef inline Event heap_pop(Sim* s) noexcept nogil:
@@ -90,10 +121,9 @@ cdef inline void heap_rebuild(Sim* s) noexcept nogil:
             child = 2 * j + 1
             if child >= n:
                 break
-            if child + 1 < n and (h[child + 1].t < h[child].t or
-                                  (h[child + 1].t == h[child].t and h[child + 1].seq < h[child].seq)):
+            if child + 1 < n and _before(&h[child + 1], &h[child]):
                 child += 1
-            if h[child].t < e.t or (h[child].t == e.t and h[child].seq < e.seq):
+            if _before(&h[child], &e):
                 h[j] = h[child]
                 j = child
             else:

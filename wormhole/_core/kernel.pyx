@@ -19,7 +19,7 @@ cimport numpy as cnp
 import numpy as np
 
 from wormhole._core.defs cimport *
-from wormhole._core.heap cimport heap_push, heap_push_seq, heap_pop
+from wormhole._core.heap cimport heap_push, heap_push_seq, heap_pop, key_next, key_before
 from wormhole._core.vec cimport _append
 from wormhole._core cimport accel
 from wormhole._core.accel cimport port_frozen, memo_notes_due
@@ -139,7 +139,7 @@ cdef inline int32_t fifo_pop(Sim* s, Port* pt, int q) noexcept nogil:
 
 cdef inline bint tx_passed(Sim* s, Port* pt) noexcept nogil:
     """The port's unscheduled transmission end lies before the event being processed."""
-    return pt.tx_end < s.now or (pt.tx_end == s.now and pt.tx_seq < s.cur_seq)
+    return key_before(pt.tx_end, pt.tx_ts, pt.tx_seq, s.now, s.cur_ts, s.cur_seq)
 
 
 cdef inline bint port_busy(Sim* s, int32_t port) noexcept nogil:
@@ -158,7 +158,7 @@ cdef inline void tx_schedule(Sim* s, int32_t port) noexcept nogil:
     s.tx_unsched -= 1
     if pt.tx_ctrl:
         s.tx_ctrl += 1
-    if heap_push_seq(s, pt.tx_end, pt.tx_seq, EV_TX_DONE, port, 0) != 0:
+    if heap_push_seq(s, pt.tx_end, pt.tx_ts, pt.tx_seq, EV_TX_DONE, port, 0) != 0:
         s.fail = 1
 
 
@@ -190,18 +190,19 @@ cdef inline void start_tx(Sim* s, int32_t port, int32_t pk) noexcept nogil:
     pt.tx_packets += 1
     pt.tx_ctrl = s.pkts[pk].kind != PK_DATA
     pt.tx_end = s.now + tx
-    pt.tx_seq = s.seq
+    key_next(s, &pt.tx_ts, &pt.tx_seq)
     if not s.eager_tx and (pt.qbytes_total == 0 if s.is_switch[pt.node] else nic_done_after(s, pt)):
         pt.tx_lazy = 1
-        s.seq += 1
         s.tx_unsched += 1
     else:
         pt.tx_lazy = 0
         if pt.tx_ctrl:
             s.tx_ctrl += 1
-        if heap_push(s, pt.tx_end, EV_TX_DONE, port, 0) != 0:
+        if heap_push_seq(s, pt.tx_end, pt.tx_ts, pt.tx_seq, EV_TX_DONE, port, 0) != 0:
             s.fail = 1
-    if pt.wire_heap == 0:
+    if s.port_cut != NULL and s.port_cut[port]:
+        lp_send(s, port, pk, s.now + tx + pt.delay_ps)      # another logical process receives it
+    elif pt.wire_heap == 0:
         if heap_push(s, s.now + tx + pt.delay_ps, EV_ARRIVE, pt.peer, pk) != 0:
             s.fail = 1
         pt.wire_heap = 1
@@ -220,8 +221,7 @@ cdef inline void start_tx(Sim* s, int32_t port, int32_t pk) noexcept nogil:
 cdef inline void wire_append(Sim* s, Port* pt, int32_t pk, int64_t t) noexcept nogil:
     cdef Packet* pkt = &s.pkts[pk]
     pkt.arr_t = t
-    pkt.arr_seq = s.seq
-    s.seq += 1
+    key_next(s, &pkt.arr_ts, &pkt.arr_seq)
     pkt.next = NO_PKT
     if pt.wire_tail == NO_PKT:
         pt.wire_head = pk
@@ -242,7 +242,7 @@ cdef inline void wire_next(Sim* s, int32_t port) noexcept nogil:
         if pt.wire_head == NO_PKT:
             pt.wire_tail = NO_PKT
         s.wire_n -= 1
-        if heap_push_seq(s, s.pkts[pk].arr_t, s.pkts[pk].arr_seq, EV_ARRIVE, pt.peer, pk) != 0:
+        if heap_push_seq(s, s.pkts[pk].arr_t, s.pkts[pk].arr_ts, s.pkts[pk].arr_seq, EV_ARRIVE, pt.peer, pk) != 0:
             s.fail = 1
         pt.wire_heap = 1
 
@@ -256,7 +256,7 @@ cdef void wire_flush(Sim* s, int32_t port) noexcept nogil:
         pk = pt.wire_head
         pt.wire_head = s.pkts[pk].next
         s.wire_n -= 1
-        if heap_push_seq(s, s.pkts[pk].arr_t, s.pkts[pk].arr_seq, EV_ARRIVE, pt.peer, pk) != 0:
+        if heap_push_seq(s, s.pkts[pk].arr_t, s.pkts[pk].arr_ts, s.pkts[pk].arr_seq, EV_ARRIVE, pt.peer, pk) != 0:
             s.fail = 1
         pt.wire_heap += 1
     pt.wire_tail = NO_PKT
@@ -320,7 +320,7 @@ cdef int32_t nic_pick(Sim* s, Port* pt) noexcept nogil:
 # (DCQCN's rate timers with var_win) keeps every wake-up an event.
 
 cdef inline bint wake_passed(Sim* s, Port* pt) noexcept nogil:
-    return pt.wake_t < s.now or (pt.wake_t == s.now and pt.wake_seq < s.cur_seq)
+    return key_before(pt.wake_t, pt.wake_ts, pt.wake_seq, s.now, s.cur_ts, s.cur_seq)
 
 
 cdef inline void wake_settle(Sim* s, Port* pt) noexcept nogil:
@@ -334,7 +334,7 @@ cdef inline void wake_schedule(Sim* s, int32_t port) noexcept nogil:
     cdef Port* pt = &s.ports[port]
     pt.wake_lazy = 0
     s.wake_unsched -= 1
-    if heap_push_seq(s, pt.wake_t, pt.wake_seq, EV_NIC_WAKE, port, pt.wake_token) != 0:
+    if heap_push_seq(s, pt.wake_t, pt.wake_ts, pt.wake_seq, EV_NIC_WAKE, port, pt.wake_token) != 0:
         s.fail = 1
 
 
@@ -374,14 +374,12 @@ cdef inline void nic_arm(Sim* s, int32_t port, int64_t t) noexcept nogil:
     cdef Port* pt = &s.ports[port]
     pt.wake_token += 1
     pt.wake_t = t
+    key_next(s, &pt.wake_ts, &pt.wake_seq)
     if not s.eager_tx and nic_blocked(s, pt, t):
-        pt.wake_seq = s.seq
-        s.seq += 1
         pt.wake_lazy = 1
         s.wake_unsched += 1
         return
-    pt.wake_seq = s.seq
-    if heap_push(s, t, EV_NIC_WAKE, port, pt.wake_token) != 0:
+    if heap_push_seq(s, t, pt.wake_ts, pt.wake_seq, EV_NIC_WAKE, port, pt.wake_token) != 0:
         s.fail = 1
 
 
@@ -609,8 +607,8 @@ cdef void change_rate(Sim* s, int32_t fi, int64_t new_rate) noexcept nogil:
         pt.wake_lazy = 0                # an unscheduled one is superseded (its event: a stale pop)
         pt.wake_token += 1
         pt.wake_t = t
-        pt.wake_seq = s.seq
-        if heap_push(s, t, EV_NIC_WAKE, f.src_port, pt.wake_token) != 0:
+        key_next(s, &pt.wake_ts, &pt.wake_seq)
+        if heap_push_seq(s, t, pt.wake_ts, pt.wake_seq, EV_NIC_WAKE, f.src_port, pt.wake_token) != 0:
             s.fail = 1
     f.rate = new_rate
 
@@ -621,6 +619,9 @@ cdef inline void flow_complete(Sim* s, int32_t fi) noexcept nogil:
     f.finish = s.now
     s.hooks.flow_done(s, fi)
     s.done[s.n_done] = fi
+    if s.done_key != NULL:
+        s.done_key[2 * s.n_done] = s.cur_ts
+        s.done_key[2 * s.n_done + 1] = <int64_t>s.cur_seq
     s.n_done += 1
     if f.has_cb:
         s.n_done_cb += 1
@@ -743,7 +744,7 @@ cdef void on_arrive(Sim* s, int32_t port, int32_t pk) noexcept nogil:
     cdef int q
     cdef uint8_t pause
     cdef PfcRecord* rec
-    if pt.error_rate > 0.0 and wh_rng_uniform(&s.rng) < pt.error_rate:
+    if pt.error_rate > 0.0 and wh_rng_uniform(&s.port_rng[port] if s.port_rng != NULL else &s.rng) < pt.error_rate:
         s.corrupt += 1
         pkt_free(s, pk)
         return
@@ -767,6 +768,8 @@ cdef void on_arrive(Sim* s, int32_t port, int32_t pk) noexcept nogil:
         rec.is_switch = s.is_switch[pt.node]
         rec.ifindex = pt.ifindex
         rec.pause = 1 if pause else 0
+        rec.ts = s.cur_ts
+        rec.seq = s.cur_seq
         if rec.pause:
             pt.paused[q] = 1
         else:
@@ -866,19 +869,22 @@ cdef void tx_settle(Sim* s, int64_t until) noexcept nogil:
     have left it, an unscheduled transmission end included (as a full heap's pop would)."""
     cdef int32_t i
     cdef Port* pt
-    cdef int64_t t = s.now
+    cdef int64_t t = s.now, ts = s.cur_ts
     cdef uint64_t q = s.cur_seq
     for i in range(s.n_ports):
         pt = &s.ports[i]
         if (pt.busy and pt.tx_lazy and pt.tx_end <= until
-                and (pt.tx_end > t or (pt.tx_end == t and pt.tx_seq > q))):
+                and key_before(t, ts, q, pt.tx_end, pt.tx_ts, pt.tx_seq)):
             t = pt.tx_end
+            ts = pt.tx_ts
             q = pt.tx_seq
         if (pt.wake_lazy and pt.wake_t <= until
-                and (pt.wake_t > t or (pt.wake_t == t and pt.wake_seq > q))):
+                and key_before(t, ts, q, pt.wake_t, pt.wake_ts, pt.wake_seq)):
             t = pt.wake_t
+            ts = pt.wake_ts
             q = pt.wake_seq
     s.now = t
+    s.cur_ts = ts
     s.cur_seq = q
 
 
@@ -914,6 +920,17 @@ cdef int64_t tx_pending(Sim* s, int64_t* first) noexcept nogil:
     return n
 
 
+cdef inline int32_t event_node(Sim* s, Event* e) noexcept nogil:
+    """The node whose state an event works on (KEY_LOCAL keys of what it schedules):
+    a port's node for the port events, the sender's for a flow's own events, and
+    n_nodes (Python's) for the sampler, the accelerator's and user events."""
+    if e.kind == EV_TX_DONE or e.kind == EV_ARRIVE or e.kind == EV_NIC_WAKE:
+        return s.ports[e.a].node
+    if e.kind == EV_FLOW_START or e.kind == EV_RTO or e.kind == EV_CC_TIMER or e.kind == EV_MSG_NOTE:
+        return s.flows[e.a].src
+    return s.n_nodes
+
+
 cdef int run_loop(Sim* s, int64_t until, int32_t* user) noexcept nogil:
     cdef Event e
     while s.heap_n > 0:
@@ -925,7 +942,10 @@ cdef int run_loop(Sim* s, int64_t until, int32_t* user) noexcept nogil:
             s.budget -= 1
         e = heap_pop(s)
         s.now = e.t
+        s.cur_ts = e.ts
         s.cur_seq = e.seq
+        if s.key_mode != KEY_INSERTION:
+            s.cur_node = event_node(s, &e)
         s.pops[e.kind] += 1
         if e.kind == EV_TX_DONE:
             s.ports[e.a].busy = 0
@@ -936,7 +956,8 @@ cdef int run_loop(Sim* s, int64_t until, int32_t* user) noexcept nogil:
             if not s.ports[e.a].busy:
                 s.txdone_idle += 1
         elif e.kind == EV_ARRIVE:
-            wire_next(s, s.ports[e.a].peer)
+            if s.port_cut == NULL or not s.port_cut[s.ports[e.a].peer]:
+                wire_next(s, s.ports[e.a].peer)
             if s.pkts[e.b].kind != PK_DATA:
                 s.arrive_ctrl += 1
             on_arrive(s, e.a, <int32_t>e.b)
@@ -999,7 +1020,8 @@ cdef int run_loop(Sim* s, int64_t until, int32_t* user) noexcept nogil:
             return RUN_LIMIT
         if s.n_done_cb > 0 or s.n_notes > 0 or s.n_rnotes > 0 or memo_notes_due(s):
             return RUN_CALLBACKS
-    tx_settle(s, until)
+    if s.lp == NULL:        # (a logical process's clock is settled by the parallel driver, over every port)
+        tx_settle(s, until)
     return RUN_IDLE
 
 
@@ -1062,7 +1084,10 @@ cdef void _load_fabric(Sim* s, fab) except *:
     s.rt_cnt = <int32_t*>calloc(nrt if nrt > 0 else 1, sizeof(int32_t))
     s.rt_ports = <int32_t*>calloc(nrp if nrp > 0 else 1, sizeof(int32_t))
     s.done = <int32_t*>calloc(64, sizeof(int32_t))
-    if (s.is_switch == NULL or s.host_idx == NULL or s.sw_idx == NULL or s.node_ip == NULL or s.seed == NULL
+    s.n_nodes = nn
+    s.cur_node = nn
+    s.node_cnt = <uint64_t*>calloc(nn + 1, sizeof(uint64_t))
+    if (s.node_cnt == NULL or s.is_switch == NULL or s.host_idx == NULL or s.sw_idx == NULL or s.node_ip == NULL or s.seed == NULL
             or s.ports == NULL or s.mmu == NULL or s.sw == NULL or s.host_nic == NULL or s.rt_start == NULL
             or s.rt_cnt == NULL or s.rt_ports == NULL or s.done == NULL):
         raise MemoryError()
@@ -1118,6 +1143,13 @@ cdef void _load_params(Sim* s, params) except *:
             s.ns3rng.r1[i] = rng.r1[i]
             s.ns3rng.r2[i] = rng.r2[i]
     s.rng = <uint64_t>params.seed ^ 0x5eed5eed5eed5eedULL
+    if params.port_rng:
+        s.port_rng = <uint64_t*>malloc((s.n_ports if s.n_ports > 0 else 1) * sizeof(uint64_t))
+        if s.port_rng == NULL:
+            raise MemoryError()
+        for i in range(s.n_ports):      # one stream per port, from the seed and the port's index
+            s.port_rng[i] = s.rng ^ ((<uint64_t>i + 1) * 0x9E3779B97F4A7C15ULL)
+            wh_rng_next(&s.port_rng[i])
     _fill_cc_params(&s.cc, params.cc, s.p.mtu)
     s.cc_used = (<uint32_t>1) << s.cc.kind
     accel.accel_setup(s, params.accel, &KOPS)
@@ -1153,7 +1185,9 @@ cdef class Kernel:
         free(s.node_ip); free(s.seed); free(s.ports); free(s.mmu); free(s.sw)
         free(s.rt_start); free(s.rt_cnt); free(s.rt_ports); free(s.host_nic)
         free(s.pkts); free(s.ints); free(s.flows); free(s.paths); free(s.done)
-        free(s.pfc_log)
+        free(s.pfc_log); free(s.node_cnt); free(s.port_rng)
+        if s.par != NULL:
+            par_free(<Par*>s.par)
         for i in range(8):
             free(s.cc_st[i])
         free(s.samples); free(s.notes); free(s.rnotes)
@@ -1356,13 +1390,65 @@ cdef class Kernel:
         Returns (code, user_id): 0 idle, 1 callbacks due, 2 user event, 3 limit."""
         cdef int32_t user = -1
         cdef int code
+        if self.s.par != NULL:
+            with nogil:
+                code = par_run(self.s, <Par*>self.s.par, until)
+            self.s.cur_node = self.s.n_nodes
+            return code, user
         with nogil:
             code = run_loop(self.s, until, &user)
+        self.s.cur_node = self.s.n_nodes     # what Python schedules next is its own (KEY_LOCAL)
         return code, user
 
     @property
     def now(self):
         return self.s.now
+
+    def set_parallel(self, lp_of_node, int threads):
+        """Run partitioned from now on: logical process lp_of_node[n] for node n (0 ..
+        max), on ``threads`` OpenMP threads (parallel.pxi).  Before any event is
+        processed; sets the KEY_LOCAL tie key.  Returns the lookahead, ps."""
+        cdef Sim* s = self.s
+        cdef const int32_t[::1] lp = np.ascontiguousarray(lp_of_node, dtype=np.int32)
+        cdef int32_t k, n_lp
+        if s.par != NULL:
+            raise RuntimeError("the kernel is already partitioned")
+        if lp.shape[0] != s.n_nodes:
+            raise ValueError("lp_of_node has %d entries for %d nodes" % (lp.shape[0], s.n_nodes))
+        if threads < 1:
+            raise ValueError("threads must be >= 1, not %d" % threads)
+        if s.acc.on:
+            raise ValueError("the partitioned kernel takes no accelerator")
+        if s.seq != 0 or sum(s.pops[k] for k in range(<int>N_EVENT_KINDS)) != 0:
+            raise RuntimeError("the kernel is partitioned before anything is scheduled")
+        n_lp = (max(lp) + 1) if lp.shape[0] > 0 else 1
+        if min(lp) < 0:
+            raise ValueError("lp_of_node has a negative entry")
+        s.key_mode = KEY_LOCAL
+        s.par = par_new(s, lp, n_lp, threads)
+        return (<Par*>s.par).lookahead
+
+    @property
+    def parallel_stats(self):
+        """{'lps', 'threads', 'lookahead_ps', 'rounds', 'cut_packets'} of a partitioned kernel, else None."""
+        cdef Par* P = <Par*>self.s.par
+        if P == NULL:
+            return None
+        return {"lps": P.n_lp, "threads": P.threads, "lookahead_ps": P.lookahead, "rounds": P.rounds,
+                "cut_packets": P.xfers, "lp_of_port": [P.lp_of_port[i] for i in range(self.s.n_ports)]}
+
+    def set_tie_key(self, int mode):
+        """Order same-time events by insertion (0, KEY_INSERTION, the default) or by the
+        partition-independent key (1, KEY_LOCAL; heap.pxd): before anything is scheduled."""
+        if mode != KEY_INSERTION and mode != KEY_LOCAL:
+            raise ValueError("tie key mode must be 0 (insertion) or 1 (local), not %r" % mode)
+        if self.s.seq != 0:
+            raise RuntimeError("the tie key is chosen before any event is scheduled")
+        self.s.key_mode = <uint8_t>mode
+
+    @property
+    def tie_key(self):
+        return self.s.key_mode
 
     def set_now(self, int64_t t):
         """Move the clock to ``t``, every event up to ``t`` being done."""
@@ -1370,7 +1456,11 @@ cdef class Kernel:
             raise ValueError("the clock cannot go backwards")
         if t > self.s.now:
             self.s.now = t
-            self.s.cur_seq = self.s.seq     # after every event numbered so far
+            if self.s.key_mode == KEY_INSERTION:
+                self.s.cur_seq = self.s.seq     # after every event numbered so far
+            else:
+                self.s.cur_ts = t               # (every key taken so far has an earlier ts)
+                self.s.cur_seq = 0
 
     @property
     def n_flows(self):
@@ -1385,10 +1475,15 @@ cdef class Kernel:
         """Events still to come: the heap's, the arrivals waiting on wires and the
         unscheduled transmission ends."""
         cdef int64_t first = -1
-        return self.s.heap_n + self.s.wire_n + tx_pending(self.s, &first)
+        cdef int64_t held = 0
+        if self.s.par != NULL:
+            held = par_pending(self.s, <Par*>self.s.par, &first)
+        return self.s.heap_n + self.s.wire_n + held + tx_pending(self.s, &first)
 
     def next_event_time(self):
         cdef int64_t first = self.s.heap[0].t if self.s.heap_n > 0 else -1
+        if self.s.par != NULL:
+            par_pending(self.s, <Par*>self.s.par, &first)
         tx_pending(self.s, &first)
         return first
 
@@ -1681,3 +1776,5 @@ cdef void _fill_cc_params(CcParams* c, dict cc, int64_t mtu) except *:
     c.tcp_pto_min = cc["tcp_pto_min"]
     c.tcp_rto_min = cc["tcp_rto_min"]
 
+
+include "parallel.pxi"

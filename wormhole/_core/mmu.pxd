@@ -91,5 +91,5 @@ cdef inline bint mmu_should_mark(Sim* s, int32_t port, int q) noexcept nogil:
         p = m.pmax * <double>(b - m.kmin) / <double>(m.kmax - m.kmin)
         if s.p.ns3_rng:
             return wh_ns3_draw(&s.ns3rng) < p
-        return wh_rng_uniform(&s.rng) < p
+        return wh_rng_uniform(&s.port_rng[port] if s.port_rng != NULL else &s.rng) < p
     return False

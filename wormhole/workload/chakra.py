@@ -50,6 +50,7 @@ from collections import defaultdict
 from dataclasses import dataclass, field
 
 from ..errors import WormholeError
+from .channels import check_channels
 from .collectives import COLLECTIVES, DEFAULT_CHUNK, DEFAULT_INFLIGHT, SendRecv, Transport
 from .models import WorkloadError
 
@@ -594,12 +595,13 @@ class ChakraRun:
 
     def __init__(self, net, trace, gpus_per_server=8, nvlink_gbps=2400.0, nvlink_latency_us=1.0,
                  chunk_bytes=DEFAULT_CHUNK, max_inflight=DEFAULT_INFLIGHT, flops=None, gpu_offset=0,
-                 resources="none"):
+                 resources="none", nccl_channels=None):
         if resources not in ("none", "astra"):
             raise WormholeError("resources must be none or astra", value=resources)
         # "astra": ASTRA-sim's HardwareResource rule -- per rank at most one compute node (GPU; a CPU
         # op has its own slot) and one collective or send at a time, ready nodes issued in id order
         self.resources = resources
+        self.nccl_channels = check_channels(nccl_channels)     # rings' channels (None: one per local rank)
         self._busy = [dict() for _ in trace.ranks]
         self._ready = [[] for _ in trace.ranks]
         self.net = net
@@ -712,8 +714,9 @@ class ChakraRun:
                                          coll.end_time))
                 for rank, node in sorted(c["nodes"].items()):
                     self._finish(rank, node)
-            coll = COLLECTIVES[OURS[c["type"]]](self.t, [self.hosts[m] for m in members], c["size"],
-                                                on_done=done, chunk_bytes=self.chunk, max_inflight=self.inflight)
+            cls = COLLECTIVES[OURS[c["type"]]]
+            coll = cls(self.t, [self.hosts[m] for m in members], c["size"], on_done=done, chunk_bytes=self.chunk,
+                       max_inflight=self.inflight, **({"channels": self.nccl_channels} if cls.ring else {}))
             entry = self._colls[(g, k)] = coll
         entry.ready(c["members"].index(r))
 

@@ -15,6 +15,7 @@ each connection keeps at most ``max_inflight`` chunks on the wire.
 from collections import deque
 
 from ..errors import WormholeError
+from .channels import channel_orders, ring_channels
 
 DEFAULT_CHUNK = 4 * 1024 * 1024
 DEFAULT_INFLIGHT = 2
@@ -47,7 +48,7 @@ class Transport:
     def __init__(self, net, gpus_per_server=8, nvlink_gbps=2400.0, nvlink_latency_ps=1_000_000, persistent=True):
         self.net = net
         self.persistent = bool(persistent)
-        self.conns = {}             # (src, dst) -> connection (one queue pair, as an NCCL channel)
+        self.conns = {}             # (src, dst) or (src, dst, channel > 0) -> connection (one queue pair)
         self.gps = int(gpus_per_server)
         self.nvlink_bps = float(nvlink_gbps) * 1e9
         self.nvlink_latency = int(nvlink_latency_ps)
@@ -87,27 +88,30 @@ class Transport:
         self._count(tag, "nvlink", nbytes)
         self.by_tag[tag]["transfers"] += transfers - 1
 
-    def _post(self, src, dst, nbytes, on_done, delivered=False):
+    def _post(self, src, dst, nbytes, on_done, delivered=False, channel=0):
         """A fabric message; ``on_done()`` when it is acknowledged, or with ``delivered`` when its last byte
-        reached ``dst`` (NVLink: the receiver reads the data, as the channel's latency counts it)."""
+        reached ``dst`` (NVLink: the receiver reads the data, as the channel's latency counts it).  Each
+        NCCL channel has its own connection per GPU pair (channel 0 the one other collectives use)."""
         cb = {"on_delivered" if delivered else "on_done": lambda r: on_done()}
         if self.persistent:
-            conn = self.conns.get((src, dst))
+            key = (src, dst) if channel == 0 else (src, dst, channel)
+            conn = self.conns.get(key)
             if conn is None:
-                conn = self.conns[(src, dst)] = self.net.connect(src, dst)
+                conn = self.conns[key] = self.net.connect(src, dst)
             self.net.post(conn, int(nbytes), **cb)
         else:
             self.net.send(src, dst, int(nbytes), **cb)
 
-    def send(self, src, dst, nbytes, on_done, tag=None):
-        """Deliver ``nbytes`` from ``src`` to ``dst``; ``on_done()`` when they arrived."""
+    def send(self, src, dst, nbytes, on_done, tag=None, channel=0):
+        """Deliver ``nbytes`` from ``src`` to ``dst``; ``on_done()`` when they arrived (``channel``: the NCCL
+        channel, whose fabric messages have connections of their own)."""
         if nbytes <= 0:
             self.net.schedule(0, on_done)
         elif self.server(src) == self.server(dst):
             self.nvlink_bytes += nbytes
             self._count(tag, "nvlink", nbytes)
             if self.nvlink is not None:
-                self._post(src, dst, nbytes, on_done, delivered=True)
+                self._post(src, dst, nbytes, on_done, delivered=True, channel=channel)
             else:
                 self.net.schedule(self.nvlink_time(nbytes), on_done)
         else:
@@ -117,7 +121,7 @@ class Transport:
             f = self.net.fabric
             cls = "spine" if f.pair_hops[int(f.host_idx[src]), int(f.host_idx[dst])] > 2 else "leaf"
             self.fabric_classes[cls] = self.fabric_classes.get(cls, 0) + nbytes
-            self._post(src, dst, nbytes, on_done)
+            self._post(src, dst, nbytes, on_done, channel=channel)
 
     def to_engine(self, gpu, slot, nbytes, on_done, tag=None):
         """NVLS, NVLink on the fabric: ``gpu`` sends ``nbytes`` to the switch's engine of slot ``slot`` (a GPU
@@ -145,6 +149,7 @@ class Collective:
     (``start()`` marks all ranks ready at once)."""
 
     name = "collective"
+    ring = False                # a ring algorithm (NCCL's channels, ``ring_order``)
 
     def __init__(self, transport, ranks, nbytes, on_done=None, chunk_bytes=DEFAULT_CHUNK,
                  max_inflight=DEFAULT_INFLIGHT, tag=None):
@@ -194,29 +199,42 @@ class Collective:
     def duration(self):
         return None if self.end_time is None else self.end_time - self.start_time
 
+    channel = 0                 # the NCCL channel this collective runs on (its connections)
+
     def _transfer(self, i, j, nbytes, cb):
         self.sent_bytes[i] += nbytes
         self.transfers += 1
-        self.t.send(self.ranks[i], self.ranks[j], nbytes, cb, self.tag)
+        self.t.send(self.ranks[i], self.ranks[j], nbytes, cb, self.tag, self.channel)
 
     def _rank_ready(self, i):
         raise NotImplementedError
 
 
 class _Ring(Collective):
-    """Ring with ``steps`` steps over segments of the buffer."""
+    """Ring with ``steps`` steps over segments of the buffer, on NCCL's channels: over a group with k >= 2
+    ranks on each of several servers, ``channels`` rings at once (None: k; ``channels.ring_channels``), channel
+    c over part c of the buffer (``split``: contiguous parts, the remainder on the first ones) in its own
+    order (``channels.channel_orders``: each server crossing on one rail, channels on different rails), each
+    a ring of its own (chunks, in-flight limit, connections); done when every channel is.  ``ready(i)`` goes
+    to every channel; ``sent_bytes`` and ``transfers`` sum the channels' once done, each channel's ring being
+    in ``self.channels`` (its ``log`` its own).  Otherwise one ring in the order given."""
 
     n_steps = 0
     ring = True                 # ranks go in ``ring_order`` when a job builds its groups
 
-    def __init__(self, *a, **kw):
+    def __init__(self, *a, channels=None, **kw):
         super().__init__(*a, **kw)
         self.steps = self._steps()
+        self.channels = None        # the channels' rings, when more than one
         n = self.n
+        c = ring_channels(self.ranks, self.t.gps, channels)
         if n == 1 or self.steps == 0 or self.nbytes == 0:
             self._trivial = True
             return
         self._trivial = False
+        if c > 1:
+            self._open_channels(c)
+            return
         seg = split(self.nbytes, n)
         self.seg_chunks = [chunks_of(s, self.chunk_bytes) if s > 0 else [0] for s in seg]
         self.n_chunks = max(len(c) for c in self.seg_chunks)
@@ -233,10 +251,34 @@ class _Ring(Collective):
     def _segment(self, i, k):
         return (i - k) % self.n
 
+    def _open_channels(self, count):
+        shares = split(self.nbytes, count)
+        self.channels, self._where = [], []
+        for c, order in enumerate(channel_orders(self.ranks, self.t.gps, count)):
+            ring = type(self)(self.t, order, shares[c], on_done=self._channel_done, chunk_bytes=self.chunk_bytes,
+                              max_inflight=self.max_inflight, tag=self.tag, channels=1)
+            ring.channel = c
+            pos = {g: x for x, g in enumerate(order)}
+            self.channels.append(ring)
+            self._where.append([pos[g] for g in self.ranks])     # our rank index -> its index in channel c
+        self._channels_left = count
+
+    def _channel_done(self, ring):
+        self._channels_left -= 1
+        if self._channels_left == 0:
+            for x in range(self.n):
+                self.sent_bytes[x] = sum(r.sent_bytes[w[x]] for r, w in zip(self.channels, self._where))
+            self.transfers = sum(r.transfers for r in self.channels)
+            self._finish()
+
     def _rank_ready(self, i):
         if self._trivial:
             if all(self._ready):
                 self.net.schedule(0, self._finish)
+            return
+        if self.channels is not None:
+            for ring, w in zip(self.channels, self._where):
+                ring.ready(w[i])
             return
         for c in range(self.n_chunks):
             self.queue[i].append((0, c))
@@ -525,21 +567,19 @@ def ring_order(gpus, gpus_per_server=8):
     """NCCL's ring order: a server's GPUs adjacent, every other server's in reverse, so that the ring leaves
     a server and enters the next through GPUs of the same local index: on a rail-optimized fabric each
     crossing stays on one rail (a leaf, no spine), as NCCL builds its rings NIC n to NIC n.  (With an odd
-    number of servers the ring's closing edge crosses rails.)"""
-    by = {}
-    for g in sorted(gpus):
-        by.setdefault(g // gpus_per_server, []).append(g)
-    out = []
-    for i, s in enumerate(sorted(by)):
-        out += by[s] if i % 2 == 0 else by[s][::-1]
-    return out
+    number of servers the ring's closing edge crosses rails.)  Channel 0 of ``channels.channel_orders``."""
+    return channel_orders(gpus, gpus_per_server, 1)[0]
 
 
-def alpha_beta_ring(kind, n, nbytes, rate_bps, alpha_ps, chunk_bytes=DEFAULT_CHUNK, wire_overhead=1.0):
+def alpha_beta_ring(kind, n, nbytes, rate_bps, alpha_ps, chunk_bytes=DEFAULT_CHUNK, wire_overhead=1.0, channels=1):
     """Alpha-beta time (ps) of a pipelined ring collective on an idle ring of
-    equal links: (steps + chunks - 1) stages of one chunk each."""
+    equal links: (steps + chunks - 1) stages of one chunk each.  With
+    ``channels`` C, C such rings at once on links of their own (NCCL's channels
+    on a rail-optimized fabric: each channel's slow links are its own rails),
+    each over its part of the buffer: the time of the largest part's ring."""
     steps = {"allreduce": 2 * (n - 1), "reducescatter": n - 1, "allgather": n - 1}[kind]
-    seg = -(-int(nbytes) // n)
+    part = -(-int(nbytes) // int(channels))
+    seg = -(-part // n)
     c = max(1, -(-seg // chunk_bytes))
     chunk = seg / c
     stage = alpha_ps + chunk * 8 * wire_overhead / rate_bps * 1e12

@@ -20,6 +20,7 @@ from dataclasses import dataclass
 from ..errors import read_text
 from . import tuner
 from .algorithms import IMPLEMENTATIONS
+from .channels import check_channels
 from .collectives import COLLECTIVES, DEFAULT_CHUNK, DEFAULT_INFLIGHT, Transport, ring_order
 from .models import WorkloadError
 
@@ -134,9 +135,10 @@ class SimAIIteration:
 
     def __init__(self, net, workload, gpus, gpus_per_server=8, nvlink_gbps=2400.0, nvlink_latency_us=1.0,
                  chunk_bytes=DEFAULT_CHUNK, max_inflight=DEFAULT_INFLIGHT, iterations=1, nccl_algo="ring",
-                 nvls=False):
+                 nvls=False, nccl_channels=None):
         self.net = net
         self.nccl_algo = tuner.check_name(nccl_algo)    # all-reduces, reduce-scatters, all-gathers of the file
+        self.nccl_channels = check_channels(nccl_channels)     # rings' channels (None: one per local rank)
         self.w = workload
         self.gpus = int(gpus)
         tp = max(1, workload.tp)
@@ -154,7 +156,7 @@ class SimAIIteration:
         self.ep = max(1, workload.ep)
         self.gps = int(gpus_per_server)
         self.t = Transport(net, self.gps, nvlink_gbps, int(nvlink_latency_us * 1e6))
-        self.hw = tuner.Hardware(self.t.nvlink_bps, net.topology.nic_rate(), bool(nvls))
+        self.hw = tuner.Hardware(self.t.nvlink_bps, net.topology.nic_rate(), bool(nvls), self.nccl_channels)
         self.chunk = int(chunk_bytes)
         self.inflight = int(max_inflight)
         self.iterations = int(iterations)
@@ -209,8 +211,10 @@ class SimAIIteration:
             if kind in tuner.KINDS:         # the file names the collective; NCCL picks its algorithm
                 algo = tuner.choose(kind, tuner.Shape.of(group, self.gps), self.hw, nbytes, self.nccl_algo)
                 cls = IMPLEMENTATIONS[(kind, algo)]
-            order = ring_order(group, self.gps) if getattr(cls, "ring", False) else group
-            coll = cls(self.t, order, nbytes, on_done=done, chunk_bytes=chunk, max_inflight=self.inflight)
+            ring = getattr(cls, "ring", False)
+            order = ring_order(group, self.gps) if ring else group
+            coll = cls(self.t, order, nbytes, on_done=done, chunk_bytes=chunk, max_inflight=self.inflight,
+                       **({"channels": self.nccl_channels} if ring else {}))
             coll.order = order
             entry = self._colls[gkey] = (coll, waiters)
         coll, waiters = entry

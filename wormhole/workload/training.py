@@ -43,7 +43,10 @@ NCCL algorithms (``nccl_algo``): every TP and DP all-reduce (and reduce-scatter 
 all-gather) runs the algorithm NCCL's tuner picks for its size and group
 (``tuner.choose``: ring, tree, NVLS inside a server, NVLS-tree across servers,
 NVLS on Hopper GPUs only), or the one forced, where the group can run it (else
-the ring, as NCCL falls back); the default is the ring everywhere.  NVLink as
+the ring, as NCCL falls back); the default is the ring everywhere.  A ring over
+a group with k >= 2 GPUs on each of several servers (a DP group of a TP < 8 job)
+runs NCCL's channels, k rings at once on different rails (``nccl_channels``
+forces their count, 1 the single ring; ``channels``).  NVLink as
 part of the fabric (a topology with NVSwitches, ``wormhole.nvswitch``): each TP
 collective is then a collective of packets over the TP group's NVLink ports,
 its measured time on the critical path of its (stage, replica), instead of the
@@ -55,6 +58,7 @@ from dataclasses import dataclass
 
 from . import tuner
 from .algorithms import channel_time_ps, implementation, sent_bytes
+from .channels import check_channels, ring_channels
 from .collectives import DEFAULT_CHUNK, DEFAULT_INFLIGHT, AllToAll, SendRecv, Transport, ring_order
 from .critical import CriticalPath
 from .models import WorkloadError
@@ -154,7 +158,7 @@ class TrainingJob:
     ``load_preset``, then ``start(on_done)`` and ``net.run()``."""
 
     def __init__(self, net, preset, gpus_per_server=8, chunk_bytes=DEFAULT_CHUNK, max_inflight=DEFAULT_INFLIGHT,
-                 iterations=1, gpu_offset=0, nccl_algo="ring"):
+                 iterations=1, gpu_offset=0, nccl_algo="ring", nccl_channels=None):
         self.net = net
         self.pre = preset
         self.m = preset.model
@@ -170,6 +174,7 @@ class TrainingJob:
             raise WorkloadError("the plan needs %d GPUs, the fabric has %d" % (par.gpus, n_gpus), value=par.gpus)
         self.gpu_ids = hosts[gpu_offset:gpu_offset + par.gpus]
         self.nccl_algo = tuner.check_name(nccl_algo)    # ring (default), tree, nvls, nvls_tree or auto (the tuner)
+        self.nccl_channels = check_channels(nccl_channels)     # rings' channels (None: one per local rank)
         if nccl_algo in ("nvls", "nvls_tree") and not preset.gpu.nvls:
             raise WorkloadError("--nccl-algo %s: NVLS needs NVSwitch reduction and multicast, which %s GPUs have "
                                 "not (Hopper: --gpu h100)" % (nccl_algo, preset.gpu.name), value=nccl_algo)
@@ -178,7 +183,8 @@ class TrainingJob:
         self.zero = int(getattr(preset, "zero", 0))
         self.recompute = bool(getattr(preset, "recompute", False))
         self.t = Transport(net, self.gps, preset.gpu.nvlink_gbps, int(preset.gpu.nvlink_latency_us * 1e6))
-        self.hw = tuner.Hardware(self.t.nvlink_bps, net.topology.nic_rate(), bool(preset.gpu.nvls))
+        self.hw = tuner.Hardware(self.t.nvlink_bps, net.topology.nic_rate(), bool(preset.gpu.nvls),
+                                 self.nccl_channels)
         self.chunk = int(chunk_bytes)
         self.inflight = int(max_inflight)
         self.iterations = int(iterations)
@@ -507,7 +513,7 @@ class TrainingJob:
                 self._tp_busy[key] += dur
                 self._end_block(key, b, lambda: step(i + 1))
             cls(self.t, ranks, self.act_bytes, chunk_bytes=self.chunk, max_inflight=self.inflight, tag=tag,
-                on_done=finished).start()
+                on_done=finished, **self._ring_kw(cls)).start()
         step(0)
 
     def _op_done(self, p, d, kind, mb, c=0):
@@ -597,8 +603,8 @@ class TrainingJob:
                 done = lambda co, t=t: self._dp_done(co, tag, blocks[t], p, t)
                 ranks = self._group(cls, [self.gpu(p, x, t) for x in range(par.dp)])
                 where.append({g: i for i, g in enumerate(ranks)})
-                colls.append(cls(self.t, ranks, nbytes,
-                                 on_done=done, chunk_bytes=self.chunk, max_inflight=self.inflight, tag=tag))
+                colls.append(cls(self.t, ranks, nbytes, on_done=done, chunk_bytes=self.chunk,
+                                 max_inflight=self.inflight, tag=tag, **self._ring_kw(cls)))
             entry = self._colls[ck] = {"colls": colls, "ready": 0, "blocks": blocks, "what": what, "tag": tag,
                                        "where": where}
         entry["ready"] += 1
@@ -612,6 +618,10 @@ class TrainingJob:
     def _group(self, cls, gpus):
         """A group's ranks in the collective's order: NCCL's ring order for rings, GPU order otherwise."""
         return ring_order(gpus, self.gps) if getattr(cls, "ring", False) else list(gpus)
+
+    def _ring_kw(self, cls):
+        """The channels argument of a ring collective (other algorithms take none)."""
+        return {"channels": self.nccl_channels} if getattr(cls, "ring", False) else {}
 
     def _dp_done(self, co, tag, block, p, t):
         self._cp.close(block, self.net.now)
@@ -635,7 +645,7 @@ class TrainingJob:
                 self._colls_left += 1
                 b = self._cp.open("dp", "%s parameters stage %d" % (tag, p), tag, self.net.now, block, tag)
                 cls(self.t, self._group(cls, group), nbytes, chunk_bytes=self.chunk, max_inflight=self.inflight,
-                    tag=tag, on_done=lambda co, b=b, tag=tag: self._ag_done(co, tag, b)).start()
+                    tag=tag, on_done=lambda co, b=b, tag=tag: self._ag_done(co, tag, b), **self._ring_kw(cls)).start()
 
     def _ag_done(self, co, tag, block):
         self._cp.close(block, self.net.now)
@@ -691,7 +701,10 @@ class TrainingJob:
             "fabric_bytes_by_class": dict(self.t.fabric_classes),
             "tp_allreduce_bytes": self.tp_bytes, "tp_allreduces": self.tp_allreduces,
             "tp_activation_bytes": self.act_bytes,
-            "nccl_algo": self.nccl_algo, "vpp": self.vpp, "sequence_parallel": self.sp, "zero": self.zero,
+            "nccl_algo": self.nccl_algo, "nccl_channels": self.nccl_channels,
+            "dp_ring_channels": ring_channels([self.gpu(0, x, 0) for x in range(self.par.dp)], self.gps,
+                                              self.nccl_channels),
+            "vpp": self.vpp, "sequence_parallel": self.sp, "zero": self.zero,
             "recompute": self.recompute, "nvlink_fabric": self.t.nvlink_fabric,
             "tp_algorithms": {k: a for k, a in self.tp_plan},
             "tp_collectives": ({"reducescatter": self.tp_allreduces, "allgather": self.tp_allreduces} if self.sp

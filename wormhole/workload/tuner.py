@@ -18,15 +18,19 @@ tree ``2 ((GPUs per server - 1) intra + log2(servers) inter)``, NVLS ``intra`` (
 servers it needs CollNet, which the fabric has not), NVLS-tree ``intra + 2 log2(servers) inter``.
 
 Bandwidths are the simulated hardware's as the collectives here use it, where NCCL reads its topology
-graph: ``nvlink`` is a GPU's NVLink bandwidth per direction, ``net`` its NIC's.  A ring or a tree crosses a
-server boundary through one NIC (one channel), so across servers both get min(NVLink, NIC); NVLS-tree runs
-a tree per local GPU on its own slice, through that GPU's NIC, so its network part gets (GPUs per server) x
-NIC.  Bus bandwidth becomes algorithm bandwidth as NCCL converts it: x N / steps for ring, NVLS and
+graph: ``nvlink`` is a GPU's NVLink bandwidth per direction, ``net`` its NIC's.  NCCL's bus bandwidth is
+its channel count times a channel's bandwidth; the ring runs C channels (``channels``: C = the group's GPUs
+per server, or ``Hardware.ring_channels`` forced, on groups with 2 or more on each of several servers, else
+one), whose server crossings use min(C, GPUs per server) distinct NICs, so across servers it gets
+min(NVLink, that many NICs); the tree crosses a server boundary through its chain heads' NICs as one
+channel, so it gets min(NVLink, NIC); NVLS-tree runs a tree per local GPU on its own slice, through that
+GPU's NIC, so its network part gets (GPUs per server) x NIC.  Bus bandwidth becomes algorithm bandwidth as NCCL converts it: x N / steps for ring, NVLS and
 NVLS-tree all-reduces, x 1/2 for the tree.
 """
 from dataclasses import dataclass
 
 from ..errors import WormholeError
+from .channels import channel_count
 
 ALGORITHMS = ("ring", "tree", "nvls", "nvls_tree")
 CHOICES = ALGORITHMS + ("auto",)
@@ -52,6 +56,7 @@ class Hardware:
     nvlink_bps: float           # a GPU's NVLink bandwidth per direction
     net_bps: float              # a GPU's NIC rate
     nvls: bool = False          # NVSwitch reduction and multicast (Hopper and later)
+    ring_channels: int = None   # NCCL channels of the ring (None: one per GPU of the group on a server)
 
 
 @dataclass(frozen=True)
@@ -128,6 +133,9 @@ def bandwidth_gbs(kind, algo, shape, hw, nbytes=None):
     steps = 2 * (n - 1) if kind == "allreduce" else n - 1
     path = nvl if nodes == 1 else min(nvl, net)
     if algo == "ring":
+        if nodes > 1:
+            rails = min(channel_count(nodes, shape.ppn, hw.ring_channels), max(1, shape.ppn))
+            path = min(nvl, net * rails)
         return path * n / steps
     if algo == "tree":
         bw = path * TREE_BW * 0.5

@@ -1,0 +1,558 @@
+# The partitioned kernel: full packet mode on N native threads (included by kernel.pyx).
+#
+# The fabric is cut into logical processes (LPs), each a set of nodes with every port
+# of those nodes; a link between two LPs is a cut link, and the smallest delay of a cut
+# link is the lookahead L.  An LP is a Sim of its own that shares the Kernel's fabric,
+# flow and CC arrays (each port, switch and side of a flow is written only by the LP of
+# its node) and owns its heap, packet pool, completions, PFC log and statistics.
+#
+# Conservative rounds: every LP processes its events of [T0, T0 + L) (T0: the earliest
+# pending event of all), then the arrivals sent over cut links in the round (each due at
+# T0 + L or later, as a link's delay is at least L) are copied into the receiving LPs'
+# pools and heaps, and the next round starts.  LPs run in parallel within a round
+# (OpenMP, without the GIL), handed to the threads in decreasing order of their recent
+# load, one at a time (dynamic schedule): the assignment follows the load.
+#
+# Determinism: the LPs order same-time events by the KEY_LOCAL tie key (heap.pxd), which
+# the scheduling node computes alone, so an LP's events fire in the same order whichever
+# LP and thread hold its neighbours: the run is the same for any partition and thread
+# count, and equal to the sequential kernel under KEY_LOCAL.  Completions and PFC records
+# are merged by the tie key of the event that made them, statistics are summed.  Random
+# draws must not depend on the order of events at different ports: the driver is only
+# set with per-port streams (ecn_rng='port') or without ECN marking and link errors
+# (backend_packet checks), never with the accelerator, callbacks or user events.
+
+from cython.parallel cimport parallel
+cimport openmp
+
+cdef extern from "wh_omp.h":
+    void wh_omp_barrier() nogil
+    int64_t wh_ticket(int64_t* counter) nogil
+
+ctypedef struct Xfer:
+    # A packet sent over a cut link in this round.
+    int64_t t           # its arrival time at the receiving port, ps
+    int64_t ts          # tie key (ts, seq) of its arrival event, taken by the sender (KEY_LOCAL)
+    uint64_t seq
+    int32_t port        # the receiving port (in the target LP)
+    int32_t pk          # its slot in the sending LP's pool (freed at the end of the sender's round)
+    Packet pkt          # the packet as sent
+    IntHop ints[5]      # its INT hop records (INT_HOPS)
+
+ctypedef struct Lp:
+    # One logical process.
+    Sim* s              # its Sim (see lp_enter for what it owns and what it shares)
+    int32_t id          # its index in Par.lps
+    int32_t* lp_of_port # Par.lp_of_port (the target of a packet sent over a cut link)
+    int32_t n_lp        # Par.n_lp
+    uint8_t started     # it has entered a run once (its clock and random streams are its own since)
+    Xfer** out          # per target LP: the arrivals sent there in this round
+    int64_t* n_out      # per target LP: entries of out
+    int64_t* cap_out    # per target LP: capacity of out
+    int64_t load        # events per round, smoothed (the threads take LPs in decreasing load); written
+                        # in the import phase only, as every thread sorts by it at the start of a round
+    int64_t load_next   # the same, with the round just run (lp_round writes it, lp_import copies it)
+    int64_t pops0       # heap pops before the round
+    int64_t draws0      # ns-3 draws when the run began (the Kernel's ns3_draws statistic adds the difference)
+    int64_t sent        # packets it sent over cut links
+
+ctypedef struct Par:
+    # The parallel driver of a Kernel (Sim.par).
+    int32_t n_lp        # logical processes
+    int32_t threads     # OpenMP threads in a round
+    int64_t lookahead   # ps: the smallest delay of a cut link (one round's length)
+    Lp* lps             # per LP
+    int32_t* lp_of_port # per port: its LP
+    uint8_t* port_cut   # per port: its peer is in another LP (shared by every LP's Sim)
+    int32_t* order      # LPs in decreasing load (the order the threads take them in)
+    int64_t* heads      # per LP: its earliest event after the last import (INT64_MAX: none)
+    uint8_t* fails      # per LP: its Sim.fail after the last import
+    int64_t tickets[3]  # round r's LPs are handed out by tickets[r % 3] (reset two rounds ahead)
+    int64_t rounds      # rounds run
+    int64_t xfers       # packets that crossed a cut link
+
+
+cdef void stats_zero(Sim* s) noexcept nogil:
+    """An LP's statistics start from zero in each run (lp_exit adds them to the Kernel's)."""
+    cdef int k
+    for k in range(<int>N_EVENT_KINDS):
+        s.events[k] = 0
+        s.pops[k] = 0
+        s.stale_by[k] = 0
+    s.stale_events = 0
+    s.tx_ctrl = 0
+    s.tx_unsched = 0
+    s.wake_unsched = 0
+    s.arrive_ctrl = 0
+    s.txdone_idle = 0
+    s.wake_idle = 0
+    s.wake_busy = 0
+    s.data_pkts = 0
+    s.ctrl_pkts = 0
+    s.drops = 0
+    s.corrupt = 0
+    s.pfc_pauses = 0
+    s.pfc_resumes = 0
+    s.ecn_marks = 0
+    s.nacks = 0
+    s.timeouts = 0
+
+
+cdef void stats_add(Sim* m, Sim* s) noexcept nogil:
+    cdef int k
+    for k in range(<int>N_EVENT_KINDS):
+        m.events[k] += s.events[k]
+        m.pops[k] += s.pops[k]
+        m.stale_by[k] += s.stale_by[k]
+    m.stale_events += s.stale_events
+    m.tx_ctrl += s.tx_ctrl
+    m.tx_unsched += s.tx_unsched
+    m.wake_unsched += s.wake_unsched
+    m.arrive_ctrl += s.arrive_ctrl
+    m.txdone_idle += s.txdone_idle
+    m.wake_idle += s.wake_idle
+    m.wake_busy += s.wake_busy
+    m.data_pkts += s.data_pkts
+    m.ctrl_pkts += s.ctrl_pkts
+    m.drops += s.drops
+    m.corrupt += s.corrupt
+    m.pfc_pauses += s.pfc_pauses
+    m.pfc_resumes += s.pfc_resumes
+    m.ecn_marks += s.ecn_marks
+    m.nacks += s.nacks
+    m.timeouts += s.timeouts
+    if s.max_qbytes > m.max_qbytes:
+        m.max_qbytes = s.max_qbytes
+    if s.max_buffer > m.max_buffer:
+        m.max_buffer = s.max_buffer
+
+
+cdef int lp_enter(Sim* m, Par* P, Lp* L) noexcept nogil:
+    """Start a run of the LP: take the Kernel's shared state (fabric, flows, CC arrays,
+    parameters: they may have grown since), keep what the LP owns (clock, tie-key
+    counter, heap, pool, random streams), with empty completions and PFC log, zero
+    statistics.  Returns -1 if memory ran out."""
+    cdef Sim* s = L.s
+    cdef Sim own = s[0]
+    cdef int32_t* d
+    cdef int64_t* dk
+    s[0] = m[0]
+    if L.started:
+        s.now = own.now
+        s.cur_ts = own.cur_ts
+        s.cur_seq = own.cur_seq
+        s.seq = own.seq
+        s.rng = own.rng
+        s.ns3rng = own.ns3rng
+    if m.now > s.now:               # the Kernel's clock was moved on (set_now): every key so far passed
+        s.now = m.now
+        s.cur_ts = m.cur_ts
+        s.cur_seq = m.cur_seq
+    L.started = 1
+    L.draws0 = s.ns3rng.draws
+    s.heap = own.heap
+    s.heap_n = own.heap_n
+    s.heap_cap = own.heap_cap
+    s.wire_n = own.wire_n
+    s.pkts = own.pkts
+    s.ints = own.ints
+    s.pkt_cap = own.pkt_cap
+    s.free_head = own.free_head
+    s.pkts_live = own.pkts_live
+    s.pkts_peak = own.pkts_peak
+    d = <int32_t*>realloc(own.done, (m.flow_cap + 1) * sizeof(int32_t))
+    dk = <int64_t*>realloc(own.done_key, 2 * (m.flow_cap + 1) * sizeof(int64_t))
+    if d != NULL:
+        own.done = d
+    if dk != NULL:
+        own.done_key = dk
+    s.done = own.done
+    s.done_key = own.done_key
+    if d == NULL or dk == NULL:
+        return -1
+    s.n_done = 0
+    s.n_done_cb = 0
+    s.notes = NULL
+    s.n_notes = 0
+    s.notes_cap = 0
+    s.rnotes = NULL
+    s.n_rnotes = 0
+    s.rnotes_cap = 0
+    s.pfc_log = own.pfc_log
+    s.pfc_n = 0
+    s.pfc_cap = own.pfc_cap
+    s.samples = NULL
+    s.n_samples = 0
+    s.samples_cap = 0
+    s.sample_interval = 0
+    s.budget = -1
+    s.fail = 0
+    s.port_cut = P.port_cut
+    s.lp = L
+    s.par = NULL
+    stats_zero(s)
+    return 0
+
+
+cdef void lp_exit(Sim* m, Lp* L) noexcept nogil:
+    """End of a run: the LP's statistics go to the Kernel's."""
+    cdef Sim* s = L.s
+    stats_add(m, s)
+    m.ns3rng.draws += s.ns3rng.draws - L.draws0
+    if s.fail and not m.fail:
+        m.fail = s.fail
+
+
+cdef void lp_send(Sim* s, int32_t port, int32_t pk, int64_t t) noexcept nogil:
+    """A packet leaves on a cut link: its arrival at ``t`` goes to the receiving LP at
+    the round's end, under the tie key it takes now."""
+    cdef Lp* L = <Lp*>s.lp
+    cdef int32_t peer = s.ports[port].peer
+    cdef int32_t j = L.lp_of_port[peer]
+    cdef Xfer* x
+    cdef Xfer* nb
+    if L.n_out[j] == L.cap_out[j]:
+        nb = <Xfer*>realloc(L.out[j], (L.cap_out[j] * 2 + 256) * sizeof(Xfer))
+        if nb == NULL:
+            s.fail = 1
+            pkt_free(s, pk)
+            return
+        L.out[j] = nb
+        L.cap_out[j] = L.cap_out[j] * 2 + 256
+    x = &L.out[j][L.n_out[j]]
+    L.n_out[j] += 1
+    x.t = t
+    key_next(s, &x.ts, &x.seq)
+    x.port = peer
+    x.pk = pk
+    x.pkt = s.pkts[pk]
+    if s.p.int_mode == INT_HOPS:
+        memcpy(&x.ints[0], &s.ints[<int64_t>pk * INT_MAX_HOP], INT_MAX_HOP * sizeof(IntHop))
+
+
+cdef void lp_round(Lp* L, int64_t end) noexcept nogil:
+    """The LP's events up to ``end`` (inclusive); the packets it sent over cut links
+    in the round (copied into its outboxes) leave its pool."""
+    cdef Sim* s = L.s
+    cdef int32_t user = -1, j
+    cdef int64_t pops = 0, k
+    cdef int kk
+    for j in range(L.n_lp):             # the targets imported last round's
+        L.sent += L.n_out[j]
+        L.n_out[j] = 0
+    run_loop(s, end, &user)
+    for j in range(L.n_lp):
+        for k in range(L.n_out[j]):
+            pkt_free(s, L.out[j][k].pk)
+    for kk in range(<int>N_EVENT_KINDS):
+        pops += s.pops[kk]
+    L.load_next = (L.load * 3 + (pops - L.pops0) * 1024) // 4    # (x1024: integer smoothing)
+    L.pops0 = pops
+
+
+cdef void lp_import(Par* P, int32_t j) noexcept nogil:
+    """Copy the arrivals sent to LP j in this round into its pool and heap; note its
+    earliest event and whether it failed."""
+    cdef Sim* s = P.lps[j].s
+    cdef Lp* L
+    cdef int32_t i, pk, nxt
+    cdef int64_t k
+    cdef Xfer* x
+    for i in range(P.n_lp):
+        L = &P.lps[i]
+        for k in range(L.n_out[j]):
+            x = &L.out[j][k]
+            pk = pkt_alloc(s)
+            if pk == NO_PKT:
+                s.fail = 1
+                break
+            nxt = s.pkts[pk].next
+            s.pkts[pk] = x.pkt
+            s.pkts[pk].next = nxt
+            if s.p.int_mode == INT_HOPS:
+                memcpy(&s.ints[<int64_t>pk * INT_MAX_HOP], &x.ints[0], INT_MAX_HOP * sizeof(IntHop))
+            if heap_push_seq(s, x.t, x.ts, x.seq, EV_ARRIVE, x.port, pk) != 0:
+                s.fail = 1
+                break
+    P.heads[j] = s.heap[0].t if s.heap_n > 0 else INT64_MAX
+    P.fails[j] = <uint8_t>s.fail
+    P.lps[j].load = P.lps[j].load_next
+
+
+cdef void par_rounds(Par* P, int64_t until, int32_t tid, int32_t nt) noexcept nogil:
+    """One thread's part of the rounds (every thread of the team runs it; nt = 1: alone).
+    Between barriers every thread takes the same decisions from what the last import
+    phase wrote (heads, fails, loads)."""
+    cdef int32_t n = P.n_lp, i, j, x
+    cdef int64_t t0, end, c, r = 0
+    cdef bint failed
+    cdef int32_t* order = <int32_t*>malloc(n * sizeof(int32_t))
+    if order == NULL:                   # (only when no thread got one: each then stops at once)
+        P.fails[0] = 1
+    for i in range(n):
+        if order != NULL:
+            order[i] = i
+    while True:
+        t0 = INT64_MAX
+        failed = order == NULL
+        for i in range(n):
+            if P.heads[i] < t0:
+                t0 = P.heads[i]
+            if P.fails[i]:
+                failed = True
+        if failed or t0 == INT64_MAX or t0 > until:
+            break
+        if P.lookahead > until - t0:
+            end = until
+        else:
+            end = t0 + P.lookahead - 1          # every arrival sent in the round is due after it
+        for i in range(1, n):                   # LPs by decreasing recent load (insertion sort: it changes little)
+            x = order[i]
+            j = i - 1
+            while j >= 0 and P.lps[order[j]].load < P.lps[x].load:
+                order[j + 1] = order[j]
+                j -= 1
+            order[j + 1] = x
+        while True:                             # LPs one at a time, the heaviest first
+            c = wh_ticket(&P.tickets[r % 3])
+            if c >= n:
+                break
+            lp_round(&P.lps[order[c]], end)
+        if tid == 0:
+            P.tickets[(r + 1) % 3] = 0
+            P.rounds += 1
+        wh_omp_barrier()
+        j = tid
+        while j < n:
+            lp_import(P, j)
+            j += nt
+        wh_omp_barrier()
+        r += 1
+    free(order)
+
+
+cdef inline bint _key_lt(int64_t t1, int64_t ts1, uint64_t q1, int64_t t2, int64_t ts2, uint64_t q2) noexcept nogil:
+    return t1 < t2 or (t1 == t2 and (ts1 < ts2 or (ts1 == ts2 and q1 < q2)))
+
+
+cdef int par_merge(Sim* m, Par* P) noexcept nogil:
+    """Completions and PFC records of the LPs into the Kernel's lists, in the order of
+    the tie keys of the events that made them (the order a sequential run under
+    KEY_LOCAL makes them in).  Returns -1 if memory ran out."""
+    cdef int32_t n = P.n_lp, i, best
+    cdef int64_t* pos = <int64_t*>calloc(n, sizeof(int64_t))
+    cdef Sim* s
+    cdef Sim* b
+    cdef int64_t total = 0, k
+    cdef PfcRecord* rec
+    cdef PfcRecord* r
+    cdef PfcRecord* rb
+    cdef int32_t fi, fb
+    if pos == NULL:
+        return -1
+    while True:                                 # completions
+        best = -1
+        for i in range(n):
+            s = P.lps[i].s
+            if pos[i] < s.n_done:
+                if best < 0:
+                    best = i
+                else:
+                    b = P.lps[best].s
+                    fi = s.done[pos[i]]
+                    fb = b.done[pos[best]]
+                    if _key_lt(s.flows[fi].finish, s.done_key[2 * pos[i]], <uint64_t>s.done_key[2 * pos[i] + 1],
+                               b.flows[fb].finish, b.done_key[2 * pos[best]], <uint64_t>b.done_key[2 * pos[best] + 1]):
+                        best = i
+        if best < 0:
+            break
+        s = P.lps[best].s
+        m.done[m.n_done] = s.done[pos[best]]
+        m.n_done += 1
+        pos[best] += 1
+    for i in range(n):
+        pos[i] = 0
+        total += P.lps[i].s.pfc_n
+    if total > 0 and m.pfc_n + total > m.pfc_cap:
+        rec = <PfcRecord*>realloc(m.pfc_log, (m.pfc_n + total + 64) * sizeof(PfcRecord))
+        if rec == NULL:
+            free(pos)
+            return -1
+        m.pfc_log = rec
+        m.pfc_cap = m.pfc_n + total + 64
+    for k in range(total):                      # PFC records
+        best = -1
+        for i in range(n):
+            s = P.lps[i].s
+            if pos[i] < s.pfc_n:
+                r = &s.pfc_log[pos[i]]
+                if best < 0:
+                    best = i
+                else:
+                    rb = &P.lps[best].s.pfc_log[pos[best]]
+                    if _key_lt(r.t, r.ts, r.seq, rb.t, rb.ts, rb.seq):
+                        best = i
+        m.pfc_log[m.pfc_n] = P.lps[best].s.pfc_log[pos[best]]
+        m.pfc_n += 1
+        pos[best] += 1
+    free(pos)
+    return 0
+
+
+cdef int32_t event_lp(Sim* m, Par* P, Event* e) noexcept nogil:
+    """The LP of an event scheduled from Python (-1: none can take it)."""
+    if e.kind == EV_TX_DONE or e.kind == EV_ARRIVE or e.kind == EV_NIC_WAKE:
+        return P.lp_of_port[e.a]
+    if e.kind == EV_FLOW_START or e.kind == EV_RTO or e.kind == EV_CC_TIMER:
+        return P.lp_of_port[m.flows[e.a].src_port]
+    return -1
+
+
+cdef int par_run(Sim* m, Par* P, int64_t until) noexcept nogil:
+    """Run the LPs in conservative rounds up to ``until``; RUN_IDLE, or RUN_LIMIT when
+    memory ran out (the parallel driver takes no callbacks or user events)."""
+    cdef int32_t i, j, n = P.n_lp, nt = P.threads
+    cdef int64_t t0, end, k
+    cdef Event e
+    cdef Sim* s
+    cdef int64_t best_t
+    cdef int64_t best_ts
+    cdef uint64_t best_q
+    for i in range(n):
+        if lp_enter(m, P, &P.lps[i]) != 0:
+            m.fail = 1
+            return RUN_LIMIT
+    while m.heap_n > 0:                         # what Python scheduled goes to its LP
+        e = heap_pop(m)
+        i = event_lp(m, P, &e)
+        if i < 0 or heap_push_seq(P.lps[i].s, e.t, e.ts, e.seq, e.kind, e.a, e.b) != 0:
+            m.fail = 1
+            return RUN_LIMIT
+    for j in range(n):
+        s = P.lps[j].s
+        P.heads[j] = s.heap[0].t if s.heap_n > 0 else INT64_MAX
+        P.fails[j] = 0
+    P.tickets[0] = 0
+    P.tickets[1] = 0
+    P.tickets[2] = 0
+    if nt > 1:
+        with parallel(num_threads=nt):
+            par_rounds(P, until, openmp.omp_get_thread_num(), openmp.omp_get_num_threads())
+    else:
+        par_rounds(P, until, 0, 1)
+    for i in range(n):
+        for j in range(n):                      # the last round's, imported
+            P.lps[i].sent += P.lps[i].n_out[j]
+            P.lps[i].n_out[j] = 0
+        P.xfers += P.lps[i].sent
+        P.lps[i].sent = 0
+        if P.lps[i].s.fail:
+            m.fail = P.lps[i].s.fail
+    # the Kernel's clock: the last event of any LP, then what tx_settle adds over every port
+    best_t = m.now
+    best_ts = m.cur_ts
+    best_q = m.cur_seq
+    m.pkts_live = 0
+    k = 0
+    for i in range(n):
+        s = P.lps[i].s
+        if _key_lt(best_t, best_ts, best_q, s.now, s.cur_ts, s.cur_seq):
+            best_t = s.now
+            best_ts = s.cur_ts
+            best_q = s.cur_seq
+        lp_exit(m, &P.lps[i])
+        m.pkts_live += s.pkts_live
+        k += s.pkts_peak
+    if k > m.pkts_peak:
+        m.pkts_peak = k                         # (the sum of the LPs' peaks: a bound on the run's)
+    m.now = best_t
+    m.cur_ts = best_ts
+    m.cur_seq = best_q
+    if par_merge(m, P) != 0:
+        m.fail = 1
+    if m.fail:
+        return RUN_LIMIT
+    tx_settle(m, until)
+    return RUN_IDLE
+
+
+cdef int64_t par_pending(Sim* m, Par* P, int64_t* first) noexcept nogil:
+    """Events the LPs hold (their heaps and wires), and the earliest (first[0], if earlier)."""
+    cdef int32_t i
+    cdef int64_t n = 0
+    cdef Sim* s
+    for i in range(P.n_lp):
+        s = P.lps[i].s
+        n += s.heap_n + s.wire_n
+        if s.heap_n > 0 and (first[0] < 0 or s.heap[0].t < first[0]):
+            first[0] = s.heap[0].t
+    return n
+
+
+cdef void par_free(Par* P) noexcept nogil:
+    cdef int32_t i, j
+    cdef Lp* L
+    if P == NULL:
+        return
+    if P.lps != NULL:
+        for i in range(P.n_lp):
+            L = &P.lps[i]
+            if L.s != NULL:
+                free(L.s.heap); free(L.s.pkts); free(L.s.ints); free(L.s.done); free(L.s.done_key)
+                free(L.s.pfc_log)
+                free(L.s)
+            if L.out != NULL:
+                for j in range(P.n_lp):
+                    free(L.out[j])
+            free(L.out); free(L.n_out); free(L.cap_out)
+    free(P.lps); free(P.lp_of_port); free(P.port_cut); free(P.order); free(P.heads); free(P.fails)
+    free(P)
+
+
+cdef Par* par_new(Sim* m, const int32_t[::1] lp_of_node, int32_t n_lp, int32_t threads) except NULL:
+    """The driver for LPs given by node (each 0..n_lp-1); the lookahead is the smallest
+    delay of a link between two of them (which must be positive)."""
+    cdef Par* P = <Par*>calloc(1, sizeof(Par))
+    cdef int32_t i, a, b
+    cdef Lp* L
+    if P == NULL:
+        raise MemoryError()
+    P.n_lp = n_lp
+    P.threads = threads if threads < n_lp else n_lp     # (a thread more than LPs would only wait)
+    P.lookahead = INT64_MAX
+    P.lps = <Lp*>calloc(n_lp, sizeof(Lp))
+    P.lp_of_port = <int32_t*>calloc(m.n_ports if m.n_ports > 0 else 1, sizeof(int32_t))
+    P.port_cut = <uint8_t*>calloc(m.n_ports if m.n_ports > 0 else 1, sizeof(uint8_t))
+    P.order = <int32_t*>calloc(n_lp, sizeof(int32_t))
+    P.heads = <int64_t*>calloc(n_lp, sizeof(int64_t))
+    P.fails = <uint8_t*>calloc(n_lp, sizeof(uint8_t))
+    if P.heads == NULL or P.fails == NULL or P.lps == NULL or P.lp_of_port == NULL or P.port_cut == NULL or P.order == NULL:
+        par_free(P)
+        raise MemoryError()
+    for i in range(m.n_ports):
+        a = lp_of_node[m.ports[i].node]
+        b = lp_of_node[m.ports[m.ports[i].peer].node]
+        P.lp_of_port[i] = a
+        if a != b:
+            P.port_cut[i] = 1
+            if m.ports[i].delay_ps <= 0:
+                par_free(P)
+                raise ValueError("a link between two logical processes has no delay (port %d): no lookahead" % i)
+            if m.ports[i].delay_ps < P.lookahead:
+                P.lookahead = m.ports[i].delay_ps
+    for i in range(n_lp):
+        P.order[i] = i
+        L = &P.lps[i]
+        L.id = i
+        L.lp_of_port = P.lp_of_port
+        L.n_lp = n_lp
+        L.s = <Sim*>calloc(1, sizeof(Sim))
+        L.out = <Xfer**>calloc(n_lp, sizeof(Xfer*))
+        L.n_out = <int64_t*>calloc(n_lp, sizeof(int64_t))
+        L.cap_out = <int64_t*>calloc(n_lp, sizeof(int64_t))
+        if L.s == NULL or L.out == NULL or L.n_out == NULL or L.cap_out == NULL:
+            par_free(P)
+            raise MemoryError()
+        L.s.free_head = NO_PKT
+        L.s.budget = -1
+    return P
