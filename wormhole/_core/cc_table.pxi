@@ -367,11 +367,15 @@ cdef void _tcp_probe_arm(Sim* s, int32_t fi) noexcept nogil:
     """A probe timer for the flow unless one is pending (it re-arms itself
     while acknowledgements progress: one pending event per flow)."""
     cdef TcpState* st = _tcp(s, fi)
+    cdef int64_t due
     if st.probe_armed:
         return
     st.probe_armed = 1
     st.probe_tok += 1
-    if heap_push(s, tcp_timer_due(st, &s.cc), EV_CC_TIMER, fi, st.probe_tok * 4) != 0:
+    due = tcp_timer_due(st, &s.cc)
+    if due < s.now:
+        due = s.now                 # overdue (no progress since long before this ACK): at once
+    if heap_push(s, due, EV_CC_TIMER, fi, st.probe_tok * 4) != 0:
         s.fail = 1
 
 
