@@ -36,8 +36,8 @@ extensions = [
         "wormhole._core.kernel",
         [os.path.join(CORE, "kernel.pyx")],
         depends=[os.path.join(CORE, n) for n in ("kernel.pxd", "defs.pxd", "heap.pxd", "vec.pxd", "mmu.pxd", "cc.pxd",
-                                                 "cc_swift.pxd", "cc_table.pxi", "accel.pxd", "parallel.pxi", "wh_omp.h",
-                                                 "wh_time.h",
+                                                 "cc_swift.pxd", "cc_tcp.pxd", "cc_table.pxi", "accel.pxd", "parallel.pxi",
+                                                 "wh_omp.h", "wh_time.h",
                                                  "wh_ns3rng.h")],
         include_dirs=[numpy.get_include(), CORE],
         # OpenMP: the partitioned kernel's rounds run its logical processes on native threads (parallel.pxi)
@@ -49,8 +49,8 @@ extensions = [
     Extension(
         "wormhole._core.testing",
         [os.path.join(CORE, "testing.pyx")],
-        depends=[os.path.join(CORE, n) for n in ("kernel.pxd", "defs.pxd", "mmu.pxd", "cc.pxd", "cc_swift.pxd", "accel.pxd",
-                                                 "wh_time.h")],
+        depends=[os.path.join(CORE, n) for n in ("kernel.pxd", "defs.pxd", "mmu.pxd", "cc.pxd", "cc_swift.pxd", "cc_tcp.pxd",
+                                                 "accel.pxd", "wh_time.h")],
         include_dirs=[CORE],
         extra_compile_args=FLAGS,
     ),

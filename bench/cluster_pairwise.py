@@ -10,10 +10,12 @@ communicate, and the rings in the policy's rank order.  ``--paper12`` keeps
 the paper's 12 models (its Table I has no wav2vec2).  ``--hop B`` sets the
 packet replay's time scaling (bytes per worker per iteration, default 4 MiB).
 The transport's one-transfer check (goodput against the spec's efficiency) is
-printed first.
+printed first.  ``--transport`` / ``--buffer`` replace the spec's packet
+transport and switch buffer; ``--only`` keeps the pairs of the named models, ``--rows`` the pairs whose job A is
+one of them (a long run in pieces).
 
     python bench/cluster_pairwise.py [--models mosim,flow,packet] [--variants] [--paper12] [--hop BYTES]
-                                     [--csv OUT.csv]
+                                     [--transport tcp] [--buffer 1.6MiB] [--only m1,m2] [--rows m1,m2] [--csv OUT.csv]
 """
 import argparse
 import os
@@ -26,6 +28,7 @@ sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__)))) 
 
 from wormhole import WormholeError  # noqa: E402
 from wormhole.cluster import ClusterSpec, ModelPool, make_contention  # noqa: E402
+from wormhole.cluster.spec import parse_size  # noqa: E402
 from wormhole.cluster.pairwise import PAPER_MODELS, pairwise_table  # noqa: E402
 from wormhole.outputs import check_file, write_files  # noqa: E402
 
@@ -40,6 +43,11 @@ def main():
                     help="also flow/packet with each mechanism switched off")
     ap.add_argument("--paper12", action="store_true", help="the paper's 12 models only (no wav2vec2)")
     ap.add_argument("--hop", type=int, default=4 << 20, help="packet replay: bytes per worker per iteration")
+    ap.add_argument("--transport", help="the packet model's transport instead of the spec's (e.g. dctcp, tcp, cubic)")
+    ap.add_argument("--buffer", help="each fabric switch's shared buffer instead of the spec's (e.g. 1.6MiB, 9MB)")
+    ap.add_argument("--only", help="comma-separated models: the pairs of these models only")
+    ap.add_argument("--rows", help="comma-separated models: only these as job A (against every model B), so "
+                    "that a long run can go in pieces")
     args = ap.parse_args()
     if args.csv:
         try:
@@ -47,6 +55,15 @@ def main():
         except WormholeError as e:
             sys.exit("cluster_pairwise: error: %s" % e)
     pool, spec = ModelPool.load(args.pool), ClusterSpec.load(args.cluster)
+    try:
+        if args.transport or args.buffer:
+            spec = ClusterSpec(spec.servers, spec.policy, spec.latency_ps, spec.name, spec.source,
+                               args.transport or spec.transport, spec.efficiency,
+                               parse_size(args.buffer, (None, None), "--buffer") if args.buffer else spec.buffer_bytes)
+        only = None if not args.only else [pool.canonical(m) for m in args.only.split(",") if pool.entry(m)]
+        rows = None if not args.rows else [pool.canonical(m) for m in args.rows.split(",") if pool.entry(m)]
+    except WormholeError as e:
+        sys.exit("cluster_pairwise: error: %s" % e)
     from wormhole.cluster.fabric import FabricContention
     for b in ("flow", "packet"):
         if b in args.models.split(","):
@@ -67,27 +84,30 @@ def main():
     models = None
     if args.paper12:
         models = [m for m in pool.names() if m in PAPER_MODELS]
+    if only:
+        models = [m for m in (models or pool.names()) if m in only]
     tables = {}
     for m, base, kw in runs:
         t0 = time.perf_counter()
-        tables[m] = pairwise_table(pool, spec, make_contention(base, **kw), models=models)
+        tables[m] = pairwise_table(pool, spec, make_contention(base, **kw), models=models, rows=rows)
         v = np.array(list(tables[m].values()))
         print("%-14s %d pairs in %.1f s: mean %.3fx, median %.3fx, max %.3fx (%s with %s)" % (
             m, len(v), time.perf_counter() - t0, v.mean(), np.median(v), v.max(),
             *max(tables[m], key=tables[m].get)))
     names = sorted({a for a, _ in next(iter(tables.values()))})
+    cols = sorted({b for _, b in next(iter(tables.values()))})
     for m, tab in tables.items():
         print("\n%s: T_pair(A, B) / T_solo(A); rows A, columns B" % m)
-        print("%-16s" % "" + "".join("%7.7s" % b for b in names) + "   mean")
+        print("%-16s" % "" + "".join("%7.7s" % b for b in cols) + "   mean")
         for a in names:
-            row = [tab[(a, b)] for b in names]
+            row = [tab[(a, b)] for b in cols]
             print("%-16s" % a + "".join("%7.2f" % x for x in row) + "  %5.2f" % np.mean(row))
     if args.csv:
-        rows = ["model_a,model_b," + ",".join(tables) + "\n"]
+        lines = ["model_a,model_b," + ",".join(tables) + "\n"]
         for a in names:
-            for b in names:
-                rows.append("%s,%s,%s\n" % (a, b, ",".join("%.4f" % tables[m][(a, b)] for m in tables)))
-        write_files({args.csv: "".join(rows)})
+            for b in cols:
+                lines.append("%s,%s,%s\n" % (a, b, ",".join("%.4f" % tables[m][(a, b)] for m in tables)))
+        write_files({args.csv: "".join(lines)})
 
 
 if __name__ == "__main__":

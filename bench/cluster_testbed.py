@@ -9,6 +9,10 @@ MoSim's published 32-GPU errors (bin packing / load balancing: average
 training, average / median / P99 JCT, makespan %) are printed beside.
 
     python bench/cluster_testbed.py [--models none,fixed,mosim,flow,packet] [--measured32 DIR] [--shared DIR]
+                                    [--transport tcp] [--buffer 1.6MiB] [--testbeds 16,32]
+
+``--transport`` / ``--buffer`` replace the specs' packet transport and switch
+buffer; ``--testbeds`` picks the testbeds (GPU counts).
 """
 import argparse
 import os
@@ -20,6 +24,17 @@ sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__)))) 
 from wormhole.cluster import (ClusterSimulator, ClusterSpec, ModelPool, compare,  # noqa: E402
                               make_contention, read_measured, read_trace)
 from wormhole.cluster.metrics import FIGURES  # noqa: E402
+from wormhole.cluster.spec import parse_size  # noqa: E402
+
+OVERRIDE = {}       # transport / buffer_bytes replacing the specs' (--transport, --buffer)
+
+
+def load_spec(cluster):
+    s = ClusterSpec.load(cluster)
+    if not OVERRIDE:
+        return s
+    return ClusterSpec(s.servers, s.policy, s.latency_ps, s.name, s.source, OVERRIDE.get("transport", s.transport),
+                       s.efficiency, OVERRIDE.get("buffer_bytes", s.buffer_bytes))
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 DATA = os.path.join(HERE, "..", "tests", "data", "cluster")
@@ -40,7 +55,7 @@ def table(title, trace, cluster, measured_of, models, pool, published=False):
         for m in models:
             c = make_contention(m)
             t0 = time.perf_counter()
-            res = ClusterSimulator(jobs, pool, ClusterSpec.load(cluster), c, policy=policy).run()
+            res = ClusterSimulator(jobs, pool, load_spec(cluster), c, policy=policy).run()
             wall = time.perf_counter() - t0
             if measured is None:
                 print("%-15s %-7s %s %8.2f" % (policy, m, " " * 70, wall))
@@ -59,12 +74,23 @@ def main():
     ap.add_argument("--measured32", metavar="DIR", help="folder with MoSim's k8sbp.csv and k8slb.csv")
     ap.add_argument("--shared", metavar="DIR", help="the reference's cluster folder (default: ../shared/reference/"
                     "cluster beside the clone or its worktrees' folder)")
+    ap.add_argument("--transport", help="the packet model's transport instead of the specs' (e.g. tcp, cubic)")
+    ap.add_argument("--buffer", help="each fabric switch's shared buffer instead of the specs' (e.g. 9MB)")
+    ap.add_argument("--testbeds", default="16,32", help="the testbeds to run (GPU counts: 16, 32)")
     args = ap.parse_args()
+    if args.transport:
+        OVERRIDE["transport"] = args.transport
+    if args.buffer:
+        OVERRIDE["buffer_bytes"] = parse_size(args.buffer, (None, None), "--buffer")
+    beds = args.testbeds.split(",")
     models = args.models.split(",")
     pool = ModelPool.load("v100")
     perjob = os.path.join(DATA, "perjob.csv")
-    table("16 GPUs (2 x 8 V100, 5 Gbps): MAPE against the testbed", os.path.join(DATA, "testbed-trace-16gpu.csv"),
-          "testbed-16gpu", lambda p: read_measured(perjob, p), models, pool)
+    if "16" in beds:
+        table("16 GPUs (2 x 8 V100, 5 Gbps): MAPE against the testbed", os.path.join(DATA, "testbed-trace-16gpu.csv"),
+              "testbed-16gpu", lambda p: read_measured(perjob, p), models, pool)
+    if "32" not in beds:
+        return
     shared = args.shared or next((d for d in SHARED_CANDIDATES if os.path.isdir(d)), SHARED_CANDIDATES[0])
     trace32 = os.path.join(shared, "traces", "mosim", "testbed-trace-32gpu.csv")
     if not os.path.exists(trace32):

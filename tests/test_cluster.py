@@ -260,7 +260,7 @@ def test_transport_and_efficiency_from_the_spec(tmp_path):
         chk = FabricContention(backend).transport_check(s)
         assert chk["wire_factor"] > 1 and chk["goodput_Bps"] == pytest.approx(chk["target_Bps"], rel=tol)
     bad = tmp_path / "c.yaml"
-    bad.write_text("servers: [{count: 2, gpus: 8}]\ntransport: cubic\n")
+    bad.write_text("servers: [{count: 2, gpus: 8}]\ntransport: bbr\n")
     with pytest.raises(SpecError):
         ClusterSpec.load(str(bad))
     bad.write_text("servers: [{count: 2, gpus: 8}]\nefficiency: 1.5\n")
@@ -268,6 +268,31 @@ def test_transport_and_efficiency_from_the_spec(tmp_path):
         ClusterSpec.load(str(bad))
     with pytest.raises(WormholeError):
         FabricContention("flow", bucket_mb=0)
+
+
+def test_a_loss_based_tcp_transport_with_a_sized_buffer(tmp_path):
+    """transport: tcp runs the packet kernel's NewReno without PFC on switches
+    of the spec's buffer; the transport's timer floors are divided by the
+    replay's time scaling (its timers are at least the RTT's multiples, which
+    the scaling leaves), the kernel's fixed timeout is not."""
+    path = tmp_path / "c.yaml"
+    path.write_text("servers: [{count: 2, gpus: 8, nic: 5Gbps}]\ntransport: tcp\nbuffer: 9MB\nefficiency: 0.741\n")
+    s = ClusterSpec.load(str(path))
+    assert s.transport == "tcp" and s.buffer_bytes == 9_000_000
+    c = FabricContention("packet")
+    topo, _ = s.fabric([0, 1])
+    cfg = c._network(topo, s, [0, 1], 10.0).config
+    assert cfg.cc == "tcp" and not cfg.pfc and cfg.buffer_size == pytest.approx(9e6 / 2**20)
+    assert cfg.tcp_rto_min == pytest.approx(200e3 / 10) and cfg.tcp_pto_min == pytest.approx(10e3 / 10)
+    assert cfg.rto == 200e3
+    chk = c.transport_check(s)
+    assert chk["goodput_Bps"] == pytest.approx(chk["target_Bps"], rel=0.02)
+    assert c.transport_key(s) != c.transport_key(ClusterSpec(s.servers, transport="tcp", efficiency=0.741))
+    for text, needle in (("buffer: 9 parsecs", "buffer must look like"), ("buffer: 0.1B", "at least one byte")):
+        path.write_text("servers: [{count: 2, gpus: 8}]\ntransport: tcp\n" + text + "\n")
+        with pytest.raises(SpecError) as e:
+            ClusterSpec.load(str(path))
+        assert needle in str(e.value)
 
 
 def test_rate_traffic_comes_from_the_profile(pool):

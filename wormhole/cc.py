@@ -67,6 +67,12 @@ REGISTRY = {s.name: s for s in (
     # it has none
     CcSpec("swift", None, "Swift (SIGCOMM 2020): a window steered to a target delay (flow and hop scaling), "
            "AIMD with one decrease per RTT, paced below one packet", _no_bounded_loop),
+    # a loss-based window's sawtooth lasts as long as it takes to fill the buffer again (its period grows with
+    # the buffer and the window, not bounded by the parameters)
+    CcSpec("tcp", None, "TCP NewReno: a loss-based window, slow start from 10 packets, +1 packet per window, "
+           "halved once per window on a loss (a NACK), 1 packet after a timeout", _no_bounded_loop),
+    CcSpec("cubic", None, "TCP CUBIC (Linux's default): as tcp with W(t) = C (t - K)^3 + W_max growth and its "
+           "Reno-friendly floor, x0.7 on a loss", _no_bounded_loop),
 )}
 
 _TABLE = []
@@ -155,6 +161,14 @@ def kernel_params(c):
         "sw_max_cwnd": float(c.swift_max_cwnd),
         "sw_init_cwnd": float(c.swift_init_cwnd),
         "sw_retx_reset": int(c.swift_retx_reset),
+        "tcp_init_cwnd": float(c.tcp_init_cwnd),
+        "tcp_min_ssthresh": float(c.tcp_min_ssthresh),
+        "tcp_max_cwnd": max(1.0, float(c.tcp_max_window) / float(c.mtu)),
+        "tcp_beta": float(c.tcp_beta),
+        "cubic_beta": float(c.cubic_beta),
+        "cubic_c": float(c.cubic_c),
+        "tcp_pto_min": int(round(float(c.tcp_pto_min) * 1e6)),
+        "tcp_rto_min": int(round(float(c.tcp_rto_min) * 1e6)),
     }
 
 
@@ -219,6 +233,16 @@ def _swift(bw):
     return dict(cc="swift", has_win=True, var_win=False, fast_react=False, ack_high_prio=False)
 
 
+def _tcp(name):
+    # not a preset of the reference's run script: a loss-based TCP on Ethernet switches (its common values
+    # except): no PFC (a full buffer drops), no ECN (Linux does not ask for it by default), ACKs queued with the
+    # data, 1448 payload bytes per packet (a 1500-byte MTU less the IP, TCP and timestamp headers); the kernel's
+    # fixed timeout (behind the algorithm's own loss timer: a burst none of whose packets arrives) at Linux's
+    # 200 ms minimum (TCP_RTO_MIN)
+    return dict(cc=name, has_win=True, var_win=False, fast_react=False, ack_high_prio=False, pfc=False, ecn=False,
+                rto=200000.0, mtu=1448)
+
+
 # preset name -> its values over the common ones at a NIC rate of bw Gb/s ("dctcp_ecn": DCTCP's ECN maps)
 _PRESETS = {
     "dcqcn": _dcqcn,
@@ -230,6 +254,8 @@ _PRESETS = {
     "timely_vwin": lambda bw: _timely(bw, vwin=True),
     "dctcp": _dctcp,
     "swift": _swift,
+    "tcp": lambda bw: _tcp("tcp"),
+    "cubic": lambda bw: _tcp("cubic"),
 }
 PRESETS = tuple(_PRESETS)
 ALIASES = {"hp": "hpcc"}

@@ -152,6 +152,27 @@ _SWIFT_PARAMS = tuple(_p("swift_" + name, unit, default, "Swift: " + doc, _int i
      "swift_min_cwnd"),
 ))
 
+# Loss-based TCP (not in the reference), NewReno and CUBIC, with Linux's defaults: name, unit, default, range,
+# meaning.  The kernel's fixed `rto` stays behind the algorithm's own loss timer (presets: 200 ms)
+_TCP_PARAMS = tuple(_p(name, unit, default, doc, _float, None, lo, hi, dynamics=True)
+                    for name, unit, default, lo, hi, doc in (
+    ("tcp_init_cwnd", "packets", 10.0, 1.0, 1e9, "TCP (tcp, cubic): initial window (RFC 6928, Linux's "
+     "TCP_INIT_CWND)"),
+    ("tcp_min_ssthresh", "packets", 2.0, 1.0, 1e9, "TCP: smallest slow-start threshold after a loss (RFC 5681, "
+     "Linux's tcp_reno_ssthresh)"),
+    ("tcp_max_window", "bytes", 4194304.0, 1.0, 1e15, "TCP: largest window (Linux's largest send buffer, "
+     "net.ipv4.tcp_wmem's 4 MiB, bounds the bytes in flight)"),
+    ("tcp_beta", "ratio", 0.5, 0.01, 0.99, "TCP NewReno: window kept on a loss (ssthresh = beta x cwnd, once per "
+     "window)"),
+    ("cubic_beta", "ratio", 0.7, 0.01, 0.99, "TCP CUBIC: window kept on a loss (RFC 8312; Linux 717/1024)"),
+    ("tcp_pto_min", "us", 10000.0, 0.001, 1e9, "TCP: smallest probe timeout (tail-loss probe: back to the first "
+     "unacknowledged byte after max(2 srtt, this) without progress; Linux 4.x's 10 ms floor)"),
+    ("tcp_rto_min", "us", 200000.0, 0.001, 1e9, "TCP: smallest retransmission timeout of the loss timer "
+     "(max(this, srtt + 4 rttvar), doubled per timeout in a row; Linux's TCP_RTO_MIN, 200 ms)"),
+    ("cubic_c", "packets/s^3", 0.4, 1e-6, 1e9, "TCP CUBIC: the constant C of W(t) = C (t - K)^3 + W_max "
+     "(RFC 8312)"),
+))
+
 # The registry.  Order is the order of the generated docs.
 PARAMS = (
     _p("cc", "name", "none", "congestion control: " + ", ".join(
@@ -276,6 +297,7 @@ PARAMS = (
     _p("timely_t_high", "us", 500.0, "TIMELY: decrease above this RTT", _float, None, 0, 1e9, dynamics=True),
     _p("timely_min_rtt", "us", 20.0, "TIMELY: gradient normaliser", _float, None, 0.001, 1e9, dynamics=True),
     *_SWIFT_PARAMS,
+    *_TCP_PARAMS,
     _p("sample_interval", "us", 0.0, "record every running flow's rate and every non-empty switch queue "
        "this often (0 = off); see Network.samples() and `python -m wormhole plot`", _float, None, 0, 1e9,
        dynamics=False),

@@ -345,10 +345,141 @@ cdef object _swift_dict(Sim* s, int32_t fi):
             "last_decrease": st.last_decrease, "last_acked": st.last_acked, "pace_gap": st.pace_gap,
             "retx_cnt": st.retx_cnt, "hops": st.hops, "win": s.flows[fi].win}
 
+# ------------------------------------------------------------------ TCP (NewReno, CUBIC)
+
+cdef inline TcpState* _tcp(Sim* s, int32_t fi) noexcept nogil:
+    return <TcpState*>cc_state_of(s, fi, s.flows[fi].cc)
+
+
+cdef inline void _tcp_apply(Sim* s, int32_t fi) noexcept nogil:
+    """The window the NIC applies: cwnd packets in flight, sent at line rate
+    (the flow's rate stays its max_rate: no pacing)."""
+    s.flows[fi].win = <int64_t>(_tcp(s, fi).cwnd * <double>s.p.mtu)
+
+
+cdef void _tcp_init(Sim* s, int32_t fi) noexcept nogil:
+    s.flows[fi].var_win = 0             # the window is TCP's own
+    tcp_init(_tcp(s, fi), &s.cc)
+    _tcp_apply(s, fi)
+
+
+cdef void _tcp_probe_arm(Sim* s, int32_t fi) noexcept nogil:
+    """A probe timer for the flow unless one is pending (it re-arms itself
+    while acknowledgements progress: one pending event per flow)."""
+    cdef TcpState* st = _tcp(s, fi)
+    cdef int64_t due
+    if st.probe_armed:
+        return
+    st.probe_armed = 1
+    st.probe_tok += 1
+    due = tcp_timer_due(st, &s.cc)
+    if due < s.now:
+        due = s.now                 # overdue (no progress since long before this ACK): at once
+    if heap_push(s, due, EV_CC_TIMER, fi, st.probe_tok * 4) != 0:
+        s.fail = 1
+
+
+cdef void _tcp_ack(Sim* s, int32_t fi, int32_t pk) noexcept nogil:
+    cdef Packet* pkt = &s.pkts[pk]
+    cdef Flow* f = &s.flows[fi]
+    cdef bint cubic = f.cc == CC_CUBIC
+    if pkt.kind == PK_NACK:
+        tcp_on_loss(_tcp(s, fi), &s.cc, cubic, pkt.seq, s.now)
+    else:
+        tcp_on_ack(_tcp(s, fi), &s.cc, cubic, pkt.seq, s.now - pkt.ts, s.now, f.snd_nxt)
+    _tcp_apply(s, fi)
+    if f.finish < 0 and f.snd_una < f.size:
+        _tcp_probe_arm(s, fi)
+
+
+cdef void _tcp_timer(Sim* s, int32_t fi, int64_t b) noexcept nogil:
+    """The loss timer: stale, early (progress since it was armed: again when
+    due), idle (nothing in flight: disarmed), or due (tcp_on_timer: a probe or
+    a retransmission timeout, back to snd_una)."""
+    cdef TcpState* st = _tcp(s, fi)
+    cdef Flow* f = &s.flows[fi]
+    if (b >> 2) != st.probe_tok:
+        s.stale_events += 1
+        s.stale_by[<int>EV_CC_TIMER] += 1
+        return
+    st.probe_armed = 0
+    if f.finish >= 0 or f.snd_nxt <= f.snd_una:
+        return
+    if tcp_timer_due(st, &s.cc) <= s.now:
+        if tcp_on_timer(st, &s.cc, f.cc == CC_CUBIC, s.now):
+            s.timeouts += 1
+        f.snd_nxt = f.snd_una
+        _tcp_apply(s, fi)
+    _tcp_probe_arm(s, fi)
+    nic_try_send(s, f.src_port)
+
+
+cdef void _tcp_finish(Sim* s, int32_t fi) noexcept nogil:
+    cdef TcpState* st = _tcp(s, fi)
+    st.probe_tok += 1               # the pending probe timer becomes stale
+    st.probe_armed = 0
+
+
+cdef void _tcp_rto(Sim* s, int32_t fi) noexcept nogil:
+    tcp_on_rto(_tcp(s, fi), &s.cc, s.flows[fi].cc == CC_CUBIC, s.now)
+    _tcp_apply(s, fi)
+
+
+cdef void _tcp_shift(Sim* s, int32_t fi, int64_t nbytes, int64_t dt) noexcept nogil:
+    cdef TcpState* st = _tcp(s, fi)
+    if st.last_acked > 0:
+        st.last_acked += nbytes
+    st.last_reduce += dt
+    st.last_progress += dt
+    if st.epoch_start >= 0:
+        st.epoch_start += dt
+
+
+cdef void _tcp_get(Sim* s, int32_t fi, double* v) noexcept nogil:
+    cdef TcpState* st = _tcp(s, fi)
+    v[1] = st.cwnd
+    v[2] = st.ssthresh
+    v[3] = st.srtt
+
+
+cdef void _tcp_set(Sim* s, int32_t fi, double* v) noexcept nogil:
+    cdef TcpState* st = _tcp(s, fi)
+    st.cwnd = v[1]
+    st.ssthresh = v[2]
+    st.srtt = <int64_t>v[3]
+    st.last_acked = s.flows[fi].snd_una
+    st.last_reduce = -(<int64_t>1 << 62)
+    st.last_progress = s.now        # the loss timer runs from here (not from the flow's own past)
+    st.probed = 0
+    st.backoff = 0
+    st.epoch_start = -1
+    st.w_max = st.cwnd
+    tcp_bound(st, &s.cc)
+    _tcp_apply(s, fi)
+
+
+cdef int64_t _tcp_rate(Sim* s, int32_t fi) noexcept nogil:
+    """cwnd packets per srtt (the base RTT before the first ACK), at most line rate."""
+    cdef TcpState* st = _tcp(s, fi)
+    cdef Flow* f = &s.flows[fi]
+    cdef int64_t rtt = st.srtt if st.srtt > 0 else f.base_rtt
+    cdef double r = st.cwnd * <double>(s.p.mtu + s.p.hdr_bytes) * 8e12 / <double>(rtt if rtt > 0 else 1)
+    return f.max_rate if r >= <double>f.max_rate else <int64_t>r
+
+
+cdef object _tcp_dict(Sim* s, int32_t fi):
+    cdef TcpState* st = _tcp(s, fi)
+    return {"cwnd": st.cwnd, "ssthresh": st.ssthresh, "last_acked": st.last_acked, "last_reduce": st.last_reduce,
+            "srtt": st.srtt, "epoch_start": st.epoch_start, "w_max": st.w_max, "k": st.k, "w_est": st.w_est,
+            "rttvar": st.rttvar, "backoff": st.backoff, "probed": st.probed,
+            "last_progress": st.last_progress, "losses": st.losses, "timeouts": st.timeouts, "probes": st.probes,
+            "win": s.flows[fi].win}
+
 # ------------------------------------------------------------------ the table
 
 cdef void _cc_table_fill() noexcept:
     cdef CcOps* o
+    cdef int k
     _cc_row(CC_NONE, "none", INT_NONE, 0, 0, 0b1001)
 
     _cc_row(CC_DCQCN, "dcqcn", INT_NONE, 0, sizeof(DcqcnState), 0b1011)
@@ -400,6 +531,20 @@ cdef void _cc_table_fill() noexcept:
     o.set_vec = _swift_set
     o.as_dict = _swift_dict
     o.send_rate = _swift_rate
+
+    for k in (<int>CC_TCP, <int>CC_CUBIC):
+        _cc_row(k, "tcp" if k == <int>CC_TCP else "cubic", INT_TS, 8, sizeof(TcpState), 0b1001)
+        o = &CC_TABLE[k]
+        o.init = _tcp_init
+        o.on_ack = _tcp_ack
+        o.on_rto = _tcp_rto
+        o.on_timer = _tcp_timer
+        o.on_finish = _tcp_finish
+        o.shift = _tcp_shift
+        o.get_vec = _tcp_get
+        o.set_vec = _tcp_set
+        o.as_dict = _tcp_dict
+        o.send_rate = _tcp_rate
 
 
 _cc_table_fill()

@@ -65,7 +65,9 @@ cdef enum CcKind:
     CC_TIMELY = 3
     CC_DCTCP = 4
     CC_SWIFT = 5        # delay-based window (not an algorithm of the reference)
-    N_CC_KINDS = 6      # rows of CC_TABLE (at most 8: Sim.cc_st)
+    CC_TCP = 6          # loss-based window, NewReno (not an algorithm of the reference)
+    CC_CUBIC = 7        # loss-based window, CUBIC (Linux's default; not an algorithm of the reference)
+    N_CC_KINDS = 8      # rows of CC_TABLE (at most 8: Sim.cc_st)
 
 cdef enum CcTimer:
     # DCQCN's timers (EV_CC_TIMER's b & 3; another algorithm numbers its own)
@@ -263,6 +265,14 @@ ctypedef struct CcParams:
     double sw_max_cwnd  # Swift: largest window, packets
     double sw_init_cwnd # Swift: initial window, packets (0: the flow's bandwidth-delay product)
     int32_t sw_retx_reset  # Swift: retransmission timeouts in a row that reset the window to min_cwnd
+    double tcp_init_cwnd   # TCP (NewReno, CUBIC): initial window, packets of mtu payload bytes
+    double tcp_min_ssthresh  # TCP: smallest slow-start threshold after a loss, packets
+    double tcp_max_cwnd    # TCP: largest window, packets (the send buffer's bound on bytes in flight)
+    double tcp_beta        # NewReno: window kept on a loss (ssthresh = beta x cwnd)
+    double cubic_beta      # CUBIC: window kept on a loss
+    double cubic_c         # CUBIC: scaling constant C of W(t) = C (t - K)^3 + W_max, packets / s^3
+    int64_t tcp_pto_min    # TCP: smallest probe timeout (tail-loss probe), ps
+    int64_t tcp_rto_min    # TCP: smallest retransmission timeout of the algorithm's own loss timer, ps
 
 ctypedef struct DcqcnState:
     double alpha        # congestion estimate
@@ -311,6 +321,28 @@ ctypedef struct SwiftState:
     int64_t pace_gap    # below one packet of window: time between two packets (srtt / cwnd), ps; else 0
     int32_t retx_cnt    # retransmission timeouts since the last ACK
     int32_t hops        # switches on the forward path (hop-scaling term of the target)
+
+ctypedef struct TcpState:
+    # NewReno and CUBIC (cc_tcp.pxd); the CUBIC fields are unused by NewReno
+    double cwnd         # congestion window, packets of mtu payload bytes (at least 1)
+    double ssthresh     # slow-start threshold, packets (tcp_max_cwnd until the first loss)
+    int64_t last_acked  # highest cumulative ACK seen, bytes
+    int64_t last_reduce # time of the last window reduction, ps: a loss signal within srtt of it is of the same
+                        # window (no second reduction); -2^62 before the first
+    int64_t srtt        # smoothed RTT (EWMA 1/8 of the echoed timestamps' RTTs), ps; 0 before the first ACK
+    int64_t epoch_start # CUBIC: time the current growth epoch began (first ACK after a reduction), ps; -1 none
+    double w_max        # CUBIC: window before the last reduction (after fast convergence), packets
+    double k            # CUBIC: time from the epoch's start until W(t) is back at w_max, ps
+    double w_est        # CUBIC: the Reno-friendly window estimate of the epoch, packets
+    int64_t rttvar      # RTT variation (RFC 6298: EWMA 1/4 of |srtt - rtt|), ps
+    int64_t last_progress  # time snd_una last moved (or the last probe or timeout), ps
+    int64_t probe_tok   # token of the pending loss timer (EV_CC_TIMER b = tok * 4; stale events ignored)
+    int32_t losses      # window reductions on a NACK
+    int32_t timeouts    # retransmission timeouts
+    int32_t probes      # probe timeouts that went back to snd_una
+    int32_t backoff     # retransmission timeouts in a row (each doubles the timeout; at most 6)
+    uint8_t probe_armed # 1 while a loss timer is pending
+    uint8_t probed      # 1 once the probe timeout fired without progress since (the next is an RTO)
 
 ctypedef struct FlowWin:
     # Sliding window of a flow's last `l` rate samples (one per ACK) with

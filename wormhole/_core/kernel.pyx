@@ -29,6 +29,7 @@ from wormhole._core.cc cimport (dcqcn_init, dcqcn_cnp, dcqcn_alpha_update, dcqcn
                                 hpcc_init, hpcc_on_ack, timely_init, timely_on_ack, dctcp_init, dctcp_on_ack)
 from wormhole._core.cc_swift cimport (swift_target, swift_bound, swift_init, swift_on_ack, swift_on_loss,
                                       swift_on_rto, swift_pace_rate)
+from wormhole._core.cc_tcp cimport tcp_init, tcp_on_ack, tcp_on_loss, tcp_on_rto, tcp_bound, tcp_pto, tcp_rto, tcp_timer_due, tcp_on_timer
 
 cnp.import_array()
 
@@ -1766,6 +1767,14 @@ cdef void _fill_cc_params(CcParams* c, dict cc, int64_t mtu) except *:
     c.sw_max_cwnd = cc["sw_max_cwnd"]
     c.sw_init_cwnd = cc["sw_init_cwnd"]
     c.sw_retx_reset = cc["sw_retx_reset"]
+    c.tcp_init_cwnd = cc["tcp_init_cwnd"]
+    c.tcp_min_ssthresh = cc["tcp_min_ssthresh"]
+    c.tcp_max_cwnd = cc["tcp_max_cwnd"]
+    c.tcp_beta = cc["tcp_beta"]
+    c.cubic_beta = cc["cubic_beta"]
+    c.cubic_c = cc["cubic_c"]
+    c.tcp_pto_min = cc["tcp_pto_min"]
+    c.tcp_rto_min = cc["tcp_rto_min"]
 
 
 include "parallel.pxi"

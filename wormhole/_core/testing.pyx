@@ -4,7 +4,7 @@ runs through this module and nothing in the package imports it.
 
 Each applies one rule of the C code the kernel runs to values given from
 Python: the serialisation time and the reference's time conversion
-(wh_time.h), one congestion-control update (cc.pxd, cc_swift.pxd), one switch-MMU rule
+(wh_time.h), one congestion-control update (cc.pxd, cc_swift.pxd, cc_tcp.pxd), one switch-MMU rule
 (mmu.pxd), one piece of the accelerator (accel.pxd: a rate window, a goodput measurement,
 a horizon, the bytes a skip advances) on a toy simulation of a few flows.  The tests
 compare them with hand-computed values.
@@ -20,6 +20,7 @@ from wormhole._core.mmu cimport (mmu_threshold, mmu_admit, mmu_add, mmu_remove, 
 from wormhole._core.cc cimport (dcqcn_init, dcqcn_cnp, dcqcn_alpha_update, dcqcn_decrease, dcqcn_increase,
                                 hpcc_init, hpcc_on_ack, timely_init, timely_on_ack, dctcp_init, dctcp_on_ack)
 from wormhole._core.cc_swift cimport swift_target, swift_bound, swift_init, swift_on_ack, swift_on_loss, swift_on_rto, swift_pace_rate
+from wormhole._core.cc_tcp cimport tcp_init, tcp_on_ack, tcp_on_loss, tcp_on_rto, tcp_on_timer, tcp_pto, tcp_rto, cubic_window
 from wormhole._core.accel cimport (accel_setup, win_alloc, win_push, _goodput, _steady_goodput, _horizon, skip_bytes,
                                    _rate_between)
 
@@ -166,6 +167,38 @@ def _py_swift(str step, dict state, dict cc, int64_t now=0, int64_t ack_seq=0, i
 def _py_swift_pace_rate(int64_t pkt_bytes, int64_t gap, int64_t max_rate):
     """Swift's pacing rate (bps) for one packet of pkt_bytes every gap ps."""
     return swift_pace_rate(pkt_bytes, gap, max_rate)
+
+
+def _py_tcp(str step, dict state, dict cc, bint cubic=False, int64_t now=0, int64_t ack_seq=0, int64_t rtt=0,
+            int64_t snd_nxt=1 << 40, int64_t mtu=1000):
+    """Apply one TCP rule (NewReno, or CUBIC with cubic=True) to a state dict
+    (TcpState's fields; unset ones as a new connection's): 'ack' (an ACK up to
+    ack_seq with this RTT, ps, at time now, snd_nxt the next byte to send), 'loss'
+    (a NACK at ack_seq), 'rto' (the kernel's timeout), 'timer' (the loss timer
+    is due), 'init' (no event).  Returns (state, CUBIC's W(now - epoch_start) of
+    the result, packets, its probe timeout and retransmission timeout, ps)."""
+    cdef CcParams p
+    cdef TcpState st
+    cdef dict full
+    _fill_cc_params(&p, cc, mtu)
+    tcp_init(&st, &p)
+    full = st                       # as a dict, the given fields on top, back to the struct
+    for name in state:
+        if name not in full:
+            raise KeyError(name)
+    full.update(state)
+    st = full
+    if step == "ack":
+        tcp_on_ack(&st, &p, cubic, ack_seq, rtt, now, snd_nxt)
+    elif step == "loss":
+        tcp_on_loss(&st, &p, cubic, ack_seq, now)
+    elif step == "rto":
+        tcp_on_rto(&st, &p, cubic, now)
+    elif step == "timer":
+        tcp_on_timer(&st, &p, cubic, now)
+    elif step != "init":
+        raise ValueError(step)
+    return st, cubic_window(&st, &p, now - st.epoch_start), tcp_pto(&st, &p), tcp_rto(&st, &p)
 
 
 # ------------------------------------------------------------------ MMU rules

@@ -224,8 +224,13 @@ class Memo:
         """A partition that forms at the same moment as a pending one (a miss
         being simulated), with the same key and its flows in exactly the same
         state (congestion control, data left, message ends), evolves as that twin
-        does: it is held and follows it rather than being simulated too."""
+        does: it is held and follows it rather than being simulated too (not
+        without PFC, where the twins interact through the switches' drops)."""
         k = self.net.accelerator
+        if not self.net.config.pfc:
+            # a full buffer drops: twins sharing a switch interact through its occupancy (one's drops
+            # depend on the other's queue, and a loss-based TCP fills it), which a held twin would not
+            return False
         lead = self.forming.get(key) if self.forming_t == self.net.now else None
         p = self.pending.get(lead)
         if p is None or p[1] != key or k.partition_members(lead)[0] != p[0]:

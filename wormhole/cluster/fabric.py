@@ -187,16 +187,24 @@ class FabricContention:
         return {r.key: res[i] for i, r in enumerate(ordered)}
 
     def transport_key(self, spec):
-        return (spec.transport, spec.efficiency, self.overlap, self.volume, self.bucket_bytes,
+        return (spec.transport, spec.efficiency, spec.buffer_bytes, self.overlap, self.volume, self.bucket_bytes,
                 self.first_bucket_bytes, self.sender, self.ring)
 
     # ------------------------------------------------------------ transport
-    def _network(self, topo, spec, used):
+    def _network(self, topo, spec, used, scale=1.0):
+        """A Network of the fabric; ``scale`` is the replay's time scaling, by
+        which the transport's timeouts (a pause of the sender, as the replay's
+        pauses) are divided too."""
         if self.backend == "packet":
             nic_gbps = max(1, round(min(spec.servers[s].nic_Bps for s in used) * 8 / 1e9))
             # ECN thresholds scale with the link rate (the preset's tables only
             # list the reference's standard rates)
-            cfg = Config.preset(spec.transport, nic_gbps, kmin_map=None, kmax_map=None, pmax_map=None)
+            kw = dict(kmin_map=None, kmax_map=None, pmax_map=None)
+            if spec.buffer_bytes is not None:
+                kw["buffer_size"] = spec.buffer_bytes / float(1 << 20)      # Config: MiB
+            cfg = Config.preset(spec.transport, nic_gbps, **kw)
+            if scale != 1.0:
+                cfg = cfg.copy(**{k: float(getattr(cfg, k)) / scale for k in TIMEOUTS if float(getattr(cfg, k)) > 0})
         else:
             cfg = Config(flow_model="maxmin")
         return Network(topo, cfg, backend=self.backend)
@@ -210,14 +218,16 @@ class FabricContention:
         a, b = hosts[(0, 0)], hosts[(1, 0)]
         conns = (net.connect(a, b), net.connect(b, a))
         payload = 1 << 20
+        ends = []
         for c in conns:
             net.post(c, int(round(payload * wire)))
         net.run()
         t0 = net.now
         for c in conns:
-            net.post(c, int(round(payload * wire)))
+            net.post(c, int(round(payload * wire)), lambda _m: ends.append(net.now))
         net.run()
-        return payload / ((net.now - t0) / S)
+        # the last message's end (a transport's pending timers may run the clock on)
+        return payload / ((max(ends) - t0) / S)
 
     def transport_check(self, spec):
         """The transport on one transfer: {line_Bps, own_goodput_Bps (the
@@ -345,7 +355,7 @@ class FabricContention:
     def _replay(self, jobs, spec, buckets, fixed, scale, k):
         used = sorted({s for r in jobs for s in r.servers})
         topo, hosts = spec.fabric(used)
-        net = self._network(topo, spec, used)
+        net = self._network(topo, spec, used, scale)
         slot = {s: 0 for s in used}
         runs, window = [], [None]
         wire = self.wire_factor(spec)
@@ -377,6 +387,9 @@ class FabricContention:
 
 
 VOLUME_SOURCES = ("rate", "gradient", "profile")
+# the transports' timer floors (Config, us) the time scaling divides; each timer is at least a multiple of the
+# RTT, which the scaling leaves (the kernel's fixed `rto` is not scaled: below the RTT it would fire spuriously)
+TIMEOUTS = ("tcp_pto_min", "tcp_rto_min")
 SENDERS = ("profile", "transport")
 RING_ORDERS = ("server", "rank")
 

@@ -24,9 +24,10 @@ def pair_change(pool, spec, contention, a, b, per_server=4):
     return pair / solo
 
 
-def pairwise_table(pool, spec, contention, models=None, per_server=4):
+def pairwise_table(pool, spec, contention, models=None, per_server=4, rows=None):
     """{(a, b): change} for every ordered pair of pool models with 2 x per_server
-    worker profiles."""
+    worker profiles (job A only among ``rows`` if given)."""
     n = 2 * per_server
     models = [m for m in (models or pool.names()) if n in pool.entry(m).profiles]
-    return {(a, b): pair_change(pool, spec, contention, a, b, per_server) for a in models for b in models}
+    first = models if rows is None else [m for m in models if m in rows]
+    return {(a, b): pair_change(pool, spec, contention, a, b, per_server) for a in first for b in models}

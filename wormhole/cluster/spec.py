@@ -6,15 +6,20 @@ bandwidth, scheduling policy.
       - {count: 2, gpus: 8, nic: 5Gbps, intra: 16384MB/s}
     policy: bin-packing           # or load-balancing, or module:callable
     latency: 1us                  # per fabric link (contention models flow / packet)
-    transport: dctcp              # the packet model's congestion control (dctcp, hpcc, dcqcn, timely)
+    transport: dctcp              # the packet model's congestion control (dctcp, hpcc, dcqcn, timely, tcp, cubic)
     efficiency: 0.741             # goodput of one transfer / line rate (optional; see below)
+    buffer: 1.6MiB                # shared buffer of each fabric switch (optional; the transport preset's)
 
 Rates accept ``Gbps``/``Mbps``/``bps`` or ``GB/s``/``MB/s`` (decimal).  The
 spec also builds the fabric the ``flow`` and ``packet`` contention models
 simulate on: each GPU is a host on its server's internal switch (``intra``),
 each server switch joins one core switch through its NIC (``nic``, the line
 rate).  ``transport`` names the congestion control the packet model runs
-(default ``hpcc``).  ``efficiency`` is a property of the transport on this link:
+(default ``hpcc``); ``tcp`` and ``cubic`` are loss-based TCP windows on
+Ethernet switches without PFC, where a full buffer drops (their presets in
+``wormhole.cc``).  ``buffer`` sizes each fabric switch's shared buffer
+(``KB``/``MB`` decimal, ``KiB``/``MiB`` binary; default the transport preset's,
+1.6 MiB at 5 Gbps).  ``efficiency`` is a property of the transport on this link:
 the goodput one transfer achieves over the line rate (MoSim's testbed: NCCL's
 socket transport moves 463 MB/s over its 5 Gbps link, 0.741).  The ``mosim``
 model's NIC capacity is the goodput (line rate x efficiency); the fabric models
@@ -61,6 +66,24 @@ def parse_bandwidth(text, where=(None, None), what="bandwidth"):
     return v
 
 
+_SIZE = re.compile(r"^\s*([0-9.eE+-]+)\s*(B|KB|MB|KiB|MiB)\s*$")
+_SIZE_SCALE = {"B": 1, "KB": 1e3, "MB": 1e6, "KiB": 1024, "MiB": 1 << 20}
+
+
+def parse_size(text, where=(None, None), what="buffer"):
+    """'1.6MiB' / '9MB' / '512KB' -> bytes (an int)."""
+    m = _SIZE.match(str(text))
+    if not m:
+        raise SpecError("%s must look like 9MB, 1.6MiB or 512KB" % what, where[0], where[1], text)
+    try:
+        v = float(m.group(1)) * _SIZE_SCALE[m.group(2)]
+    except ValueError:
+        raise SpecError("%s is not a number" % what, where[0], where[1], text)
+    if not math.isfinite(v) or v < 1:
+        raise SpecError("%s must be at least one byte" % what, where[0], where[1], text)
+    return int(round(v))
+
+
 def parse_latency(text, where=(None, None)):
     m = re.match(r"^\s*([0-9.]+)\s*(ns|us)\s*$", str(text))
     if not m:
@@ -80,7 +103,7 @@ TRANSPORTS = tuple(n for n in CC_REGISTRY if n in PRESETS)   # the registry's al
 
 class ClusterSpec:
     def __init__(self, servers, policy="bin-packing", latency_ps=US, name="cluster", source=None,
-                 transport="hpcc", efficiency=None):
+                 transport="hpcc", efficiency=None, buffer_bytes=None):
         if not servers:
             raise SpecError("a cluster needs at least one server", source)
         if transport not in TRANSPORTS:
@@ -88,7 +111,11 @@ class ClusterSpec:
         if efficiency is not None and (isinstance(efficiency, bool) or not isinstance(efficiency, (int, float))
                                        or not 0 < efficiency <= 1):
             raise SpecError("efficiency must be a number in (0, 1]", source, None, efficiency)
+        if buffer_bytes is not None and (isinstance(buffer_bytes, bool) or not isinstance(buffer_bytes, int)
+                                         or buffer_bytes < 1):
+            raise SpecError("buffer must be a positive number of bytes", source, None, buffer_bytes)
         self.transport = transport
+        self.buffer_bytes = buffer_bytes      # shared buffer per fabric switch, bytes (None: the preset's)
         self.efficiency = None if efficiency is None else float(efficiency)
         self.servers = list(servers)
         self.policy = policy
@@ -107,7 +134,7 @@ class ClusterSpec:
     @classmethod
     def uniform(cls, n_servers, gpus, nic="5Gbps", intra="16384MB/s", **kw):
         """``n_servers`` identical servers (keywords: policy, latency_ps, name,
-        transport, efficiency)."""
+        transport, efficiency, buffer_bytes)."""
         s = Server(gpus, parse_bandwidth(nic), parse_bandwidth(intra))
         return cls([s] * n_servers, **kw)
 
@@ -120,7 +147,7 @@ class ClusterSpec:
         doc = read_yaml(path, SpecError, "cluster spec")
         if not isinstance(doc, dict):
             raise SpecError("a cluster spec is a mapping with 'servers'", path)
-        unknown = sorted(map(str, set(doc) - {"name", "servers", "policy", "latency", "transport", "efficiency"}))
+        unknown = sorted(map(str, set(doc) - {"name", "servers", "policy", "latency", "transport", "efficiency", "buffer"}))
         if unknown:
             raise SpecError("unknown key(s) %s" % ", ".join(unknown), path, None, unknown)
         groups = doc.get("servers")
@@ -145,8 +172,10 @@ class ClusterSpec:
         pol = doc.get("policy", "bin-packing")
         if not isinstance(pol, str):
             raise SpecError("policy must be a name", path, None, pol)
+        buf = doc.get("buffer")
         return cls(servers, pol, lat, str(doc.get("name", os.path.basename(path))), path,
-                   doc.get("transport", "hpcc"), doc.get("efficiency"))
+                   doc.get("transport", "hpcc"), doc.get("efficiency"),
+                   None if buf is None else parse_size(buf, (path, None)))
 
     def fabric(self, servers=None, nic_scale=1.0):
         """Topology of the given servers (all by default): returns (topology,
