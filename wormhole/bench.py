@@ -45,8 +45,8 @@ def _config(cc, **over):
     return (wh.Config(cc="none") if cc == "none" else wh.Config.preset(cc)).copy(**over)
 
 
-def fattree_permutation(cc="none", seed=1, **over):
-    topo = wh.fat_tree(8)
+def _permutation(topo, cc, seed, over):
+    """A random permutation of 1 MB flows (no host sends to itself) over topo's hosts."""
     net = wh.Network(topo, _config(cc, **over))
     hosts = topo.hosts
     rnd = random.Random(seed)
@@ -58,23 +58,16 @@ def fattree_permutation(cc="none", seed=1, **over):
     for a, b in zip(hosts, perm):
         net.send(a, b, 1_000_000)
     return net
+
+
+def fattree_permutation(cc="none", seed=1, **over):
+    return _permutation(wh.fat_tree(8), cc, seed, over)
 
 
 def rail_permutation(cc="none", seed=1, **over):
     """A 128-GPU rail-optimized fabric (16 servers of 8 GPUs, 8 rail leaves, 16 spines) running a random
     permutation of 1 MB flows: most pairs cross a spine."""
-    topo = wh.rail_optimized(128)
-    net = wh.Network(topo, _config(cc, **over))
-    hosts = topo.hosts
-    rnd = random.Random(seed)
-    while True:
-        perm = hosts[:]
-        rnd.shuffle(perm)
-        if all(a != b for a, b in zip(hosts, perm)):
-            break
-    for a, b in zip(hosts, perm):
-        net.send(a, b, 1_000_000)
-    return net
+    return _permutation(wh.rail_optimized(128), cc, seed, over)
 
 
 SCENARIOS = {"incast16_10MB": incast, "fattree8_permutation_1MB": fattree_permutation,

@@ -133,6 +133,15 @@ def _py_dctcp_on_ack(dict state, dict cc, int64_t ack_seq, bint ecn, int64_t snd
              "batch": st.batch, "alpha": st.alpha, "ca_state": st.ca_state}, rate)
 
 
+def _overlay(dict fresh, dict given):
+    """A new state (as a dict) with the given fields on top; an unknown field is an error."""
+    for name in given:
+        if name not in fresh:
+            raise KeyError(name)
+    fresh.update(given)
+    return fresh
+
+
 def _py_swift(str step, dict state, dict cc, int64_t now=0, int64_t ack_seq=0, int64_t delay=0,
               int64_t base_rtt=0, int64_t mtu=1000):
     """Apply one Swift rule to a state dict (SwiftState's fields; unset ones as
@@ -142,15 +151,9 @@ def _py_swift(str step, dict state, dict cc, int64_t now=0, int64_t ack_seq=0, i
     target delay of the resulting state, ps)."""
     cdef CcParams p
     cdef SwiftState st
-    cdef dict full
     _fill_cc_params(&p, cc, mtu)
     swift_init(&st, &p, state.get("cwnd", 1.0), state.get("hops", 0), base_rtt)
-    full = st                       # as a dict, the given fields on top, back to the struct
-    for name in state:
-        if name not in full:
-            raise KeyError(name)
-    full.update(state)
-    st = full
+    st = _overlay(st, state)
     if step == "ack":
         swift_on_ack(&st, &p, ack_seq, delay, now, base_rtt)
     elif step == "loss":
@@ -179,15 +182,9 @@ def _py_tcp(str step, dict state, dict cc, bint cubic=False, int64_t now=0, int6
     the result, packets, its probe timeout and retransmission timeout, ps)."""
     cdef CcParams p
     cdef TcpState st
-    cdef dict full
     _fill_cc_params(&p, cc, mtu)
     tcp_init(&st, &p)
-    full = st                       # as a dict, the given fields on top, back to the struct
-    for name in state:
-        if name not in full:
-            raise KeyError(name)
-    full.update(state)
-    st = full
+    st = _overlay(st, state)
     if step == "ack":
         tcp_on_ack(&st, &p, cubic, ack_seq, rtt, now, snd_nxt)
     elif step == "loss":
