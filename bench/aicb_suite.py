@@ -84,6 +84,14 @@ def table(rows):
     return "\n".join(out)
 
 
+def record(rows, r, out, table):
+    """Keep a finished run's row: appended to rows and (one JSON line) to the file out, its table row printed."""
+    rows.append(r)
+    with open(out, "a") as fh:
+        fh.write(json.dumps(r, sort_keys=True) + "\n")
+    print(table([r]).splitlines()[-1], flush=True)
+
+
 def main(argv=None):
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("presets", nargs="*")
@@ -99,11 +107,7 @@ def main(argv=None):
         return 0
     rows = []
     for name in args.presets or presets():
-        r = run_one(name, args.gpus, args.limit, args.mode, shlex.split(args.extra))
-        rows.append(r)
-        with open(args.out, "a") as fh:
-            fh.write(json.dumps(r, sort_keys=True) + "\n")
-        print(table([r]).splitlines()[-1], flush=True)
+        record(rows, run_one(name, args.gpus, args.limit, args.mode, shlex.split(args.extra)), args.out, table)
     print(table(rows))
     return 0
 

@@ -15,7 +15,7 @@ import sys
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 
-from aicb_suite import run_one          # noqa: E402
+from aicb_suite import record, run_one  # noqa: E402
 
 CONFIGS = (("off, ns tx times", ["--time-quantum-ps", "1000"]), ("off, ps tx times", ["--time-quantum-ps", "1"]),
            ("on", ["--nvlink-fabric"]))
@@ -60,10 +60,7 @@ def main(argv=None):
             for name, flags in CONFIGS:
                 r = run_one(args.model, g, args.limit, mode, flags + args.extra.split())
                 r["config"], r["gpus"], r["mode"] = name, g, mode
-                rows.append(r)
-                with open(args.out, "a") as fh:
-                    fh.write(json.dumps(r, sort_keys=True) + "\n")
-                print(table([r]).splitlines()[-1], flush=True)
+                record(rows, r, args.out, table)
     print(table(rows))
     return 0
 

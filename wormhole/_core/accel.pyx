@@ -41,7 +41,7 @@ from libc.stdint cimport int64_t, uint64_t, int32_t, uint8_t
 
 from wormhole._core.defs cimport *
 from wormhole._core.heap cimport heap_push, heap_rebuild
-from wormhole._core.vec cimport _append, _remove
+from wormhole._core.vec cimport _append, _grow, _remove
 
 # the accelerator's counters (Accel.rejects, skipped_by, backs_by in defs.pxd), by index
 REJECT_NAMES = ("pfc", "rate_spread", "goodput_halves", "no_room", "horizon_short", "split_check", "ramping",
@@ -122,23 +122,9 @@ cdef int64_t _on_skipped_bytes(Sim* s, int32_t fi) noexcept nogil:
 cdef int _on_grow_flows(Sim* s, int32_t old_cap, int32_t cap) noexcept nogil:
     cdef Accel* a = &s.acc
     cdef int32_t i
-    cdef void* p
-    p = realloc(a.win, cap * sizeof(FlowWin))
-    if p == NULL:
+    if (_grow(<void**>&a.win, cap * sizeof(FlowWin)) or _grow(<void**>&a.part_of, cap * sizeof(int32_t))
+            or _grow(<void**>&a.active, cap * sizeof(uint8_t)) or _grow(<void**>&a.mark, cap * sizeof(uint8_t))):
         return -1
-    a.win = <FlowWin*>p
-    p = realloc(a.part_of, cap * sizeof(int32_t))
-    if p == NULL:
-        return -1
-    a.part_of = <int32_t*>p
-    p = realloc(a.active, cap * sizeof(uint8_t))
-    if p == NULL:
-        return -1
-    a.active = <uint8_t*>p
-    p = realloc(a.mark, cap * sizeof(uint8_t))
-    if p == NULL:
-        return -1
-    a.mark = <uint8_t*>p
     memset(&a.win[old_cap], 0, (cap - old_cap) * sizeof(FlowWin))
     for i in range(old_cap, cap):
         a.part_of[i] = -1

@@ -18,6 +18,15 @@ cdef inline int _append(int32_t** arr, int32_t* n, int32_t* cap, int32_t v) noex
     return 0
 
 
+cdef inline int _grow(void** arr, size_t nbytes) noexcept nogil:
+    """realloc arr[0] to nbytes, keeping the old block (and returning -1) if memory ran out."""
+    cdef void* p = realloc(arr[0], nbytes)
+    if p == NULL:
+        return -1
+    arr[0] = p
+    return 0
+
+
 cdef inline void _remove(int32_t* arr, int32_t* n, int32_t v) noexcept nogil:
     """Remove one entry equal to v (the last entry takes its place)."""
     cdef int32_t i
