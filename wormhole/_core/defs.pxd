@@ -436,6 +436,7 @@ ctypedef struct Accel:
     int32_t parts_cap   # partition slots allocated
     int32_t* free_parts # recycled partition ids
     int32_t n_free      # entries in free_parts
+    uint8_t waking      # 1 between conn_wake and the part_activate that joins the connection again
     Skip* skips         # skip slots
     int32_t n_skips     # slots allocated
     int32_t* scratch    # BFS scratch (flows)
