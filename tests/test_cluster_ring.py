@@ -117,3 +117,18 @@ def test_unknown_collective_and_offsets_are_named():
         FabricContention("flow", collective="tree")
     with pytest.raises(ContentionError, match="offsets"):
         FabricContention("flow", offsets="random")
+
+
+def test_cluster_command_takes_the_collective_and_the_offsets(tmp_path):
+    import os
+    from conftest import run_cli
+    data = os.path.join(os.path.dirname(os.path.abspath(__file__)), "data", "cluster")
+    out = tmp_path / "out"
+    r = run_cli("cluster", "--trace", os.path.join(data, "testbed-trace-16gpu.csv"), "--cluster", "testbed-16gpu",
+                "--policy", "load-balancing", "--contention", "flow", "--collective", "ring", "--offsets", "actual",
+                "--limit", "6", "--out", str(out))
+    assert r.returncode == 0, r.stderr
+    assert len((out / "flow" / "jobs.csv").read_text().splitlines()) == 7
+    r = run_cli("cluster", "--trace", os.path.join(data, "testbed-trace-16gpu.csv"), "--cluster", "testbed-16gpu",
+                "--contention", "flow", "--collective", "tree", "--out", str(tmp_path / "o2"))
+    assert r.returncode == 2 and r.stderr.count("\n") == 1 and "collective" in r.stderr
