@@ -140,18 +140,11 @@ class FabricContention:
         for what, v in (("bucket_mb", bucket_mb), ("first_bucket_mb", first_bucket_mb)):
             if not (isinstance(v, (int, float)) and v > 0):
                 raise ContentionError("%s must be positive" % what, value=v)
-        if sender not in SENDERS:
-            raise ContentionError("sender must be one of %s" % ", ".join(SENDERS), value=sender)
-        self.sender = sender
-        if ring not in RING_ORDERS:
-            raise ContentionError("ring order must be one of %s" % ", ".join(RING_ORDERS), value=ring)
-        self.ring = ring
-        if collective not in COLLECTIVES:
-            raise ContentionError("collective must be one of %s" % ", ".join(COLLECTIVES), value=collective)
-        self.collective = collective
-        if offsets not in OFFSETS:
-            raise ContentionError("offsets must be one of %s" % ", ".join(OFFSETS), value=offsets)
-        self.offsets = offsets
+        for what, v, names in (("sender", sender, SENDERS), ("ring order", ring, RING_ORDERS),
+                               ("collective", collective, COLLECTIVES), ("offsets", offsets, OFFSETS)):
+            if v not in names:
+                raise ContentionError("%s must be one of %s" % (what, ", ".join(names)), value=v)
+        self.sender, self.ring, self.collective, self.offsets = sender, ring, collective, offsets
         self._sender = {}           # (model, workers) -> payload B/s of its sender (None: all at once)
         self.volume = volume
         self.name = backend
