@@ -16,6 +16,7 @@ one of them (a long run in pieces).
 
     python bench/cluster_pairwise.py [--models mosim,flow,packet] [--variants] [--paper12] [--hop BYTES]
                                      [--transport tcp] [--buffer 1.6MiB] [--only m1,m2] [--rows m1,m2] [--csv OUT.csv]
+                                     [--collective flows|ring] [--offsets spread|actual]
 """
 import argparse
 import os
