@@ -344,6 +344,8 @@ cdef dict stats(Sim* s):
         "skip_rejects": {name: a.rejects[k] for k, name in enumerate(REJECT_NAMES)},
         "reject_mean_flows": a.rej_flows / max(1, sum(a.rejects[k] for k in range(16))),
         "skip_mean_flows": a.skip_flows / max(1, a.skips_started),
+        "reject_steady_share": <double>a.rej_steady / max(1, a.rej_tested),
+        "reject_one_short": a.rej_one_short,
         "events_skipped_by": {name: a.skipped_by[k] for k, name in enumerate(SKIPPED_BY)},
         "skip_backs_by": {name: a.backs_by[k] for k, name in enumerate(BACKS_BY)},
     }
