@@ -176,6 +176,8 @@ def _api_error(call, name, what, value):
 
 def _whole(value, name, call, parse, what, example):
     """An integer argument: an int, an integral float (1e6) or a string with its unit (``parse``)."""
+    if type(value) is int:          # the common case, first
+        return value
     if isinstance(value, str):
         try:
             return parse(value)
