@@ -638,9 +638,9 @@ ctypedef struct Sim:
     int64_t cap_slot    # capacity of rank_val and of the round log
     int64_t slot0       # first slot of the round being run
     int64_t rank_base   # ranks of the round start here (every earlier round's are below)
-    int64_t* log_t      # per slot of the round (slot - slot0): the event's time and key, for the ranking merge
-    int64_t* log_ts
-    uint64_t* log_seq
+    int64_t* log_t      # per slot of the round: the event's time, for the ranking (parallel.pxi rank_pair)
+    int64_t* log_pv     # and its scheduling event: its rank (>= 0), or -1 - its place in the round
+    uint64_t* log_seq   # and its key's push counter
     uint8_t defer_draws # a logical process: ECN and PFC draws of the one stream (rng or ns3rng) are deferred
                         # to its round's end (draws.pxd), as their place in the stream is the events' rank
     DrawRec* draws      # the round's deferred draws, in the order made

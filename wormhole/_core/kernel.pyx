@@ -949,9 +949,9 @@ cdef inline int32_t event_node(Sim* s, Event* e) noexcept nogil:
 cdef inline int rank_slot(Sim* s, Event* e) noexcept nogil:
     """KEY_RANK: the popped event takes the next slot (provisional rank: the round's base
     plus its place among the process's events of the round) and logs its key for the
-    round's ranking merge (parallel.pxi); what it schedules is keyed by that slot.
+    round's ranking (parallel.pxi); what it schedules is keyed by that slot.
     Returns -1 if memory ran out."""
-    cdef int64_t i = s.n_slot, cap
+    cdef int64_t i = s.n_slot, cap, ts = e.ts, sl
     cdef int64_t* v
     cdef int64_t* lt
     cdef int64_t* lts
@@ -964,9 +964,9 @@ cdef inline int rank_slot(Sim* s, Event* e) noexcept nogil:
         lt = <int64_t*>realloc(s.log_t, cap * sizeof(int64_t))
         if lt != NULL:
             s.log_t = lt
-        lts = <int64_t*>realloc(s.log_ts, cap * sizeof(int64_t))
+        lts = <int64_t*>realloc(s.log_pv, cap * sizeof(int64_t))
         if lts != NULL:
-            s.log_ts = lts
+            s.log_pv = lts
         lq = <uint64_t*>realloc(s.log_seq, cap * sizeof(uint64_t))
         if lq != NULL:
             s.log_seq = lq
@@ -975,7 +975,10 @@ cdef inline int rank_slot(Sim* s, Event* e) noexcept nogil:
         s.cap_slot = cap
     s.rank_val[i] = s.rank_base + (i - s.slot0)
     s.log_t[i] = e.t
-    s.log_ts[i] = e.ts
+    if ts < 0:
+        sl = -1 - ts
+        ts = s.rank_val[sl] if sl < s.slot0 else -1 - (sl - s.slot0)    # ranked, or this round's
+    s.log_pv[i] = ts
     s.log_seq[i] = e.seq
     s.cur_ref = -1 - i
     s.kid = 0
@@ -1496,7 +1499,7 @@ cdef class Kernel:
         return {"lps": P.n_lp, "threads": P.threads, "lookahead_ps": P.lookahead, "round_ps": P.round_len,
                 "rounds": P.rounds, "cut_packets": P.xfers,
                 "tie_key": "rank" if self.s.key_mode == KEY_RANK else "local",
-                "deferred_draws": P.deferred, "ties_across": P.ties_across,
+                "deferred_draws": P.deferred, "ties_across": P.ties_across, "merge_seconds": P.merge_s,
                 "lp_of_port": [P.lp_of_port[i] for i in range(self.s.n_ports)]}
 
     def set_tie_key(self, int mode):

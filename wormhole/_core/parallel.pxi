@@ -20,11 +20,11 @@
 # scheduling event, whose value is provisional: the round's base plus its place among the
 # LP's events of the round.  That is enough within the round: an event meets in an LP's heap
 # only events scheduled by the same LP in the round (ordered by slot) or by anyone in an
-# earlier round (ranked, and below the base).  At the round's end the events every LP
-# processed are merged into one order (rank_merge: each LP's in its own order, heads
-# compared by time and key, whose scheduling event is ranked by then, as it came earlier),
-# and each slot's value becomes its rank; the values keep the order of the LP's own
-# events, so its heap stays ordered.  The arrivals sent over cut links then enter the
+# earlier round (ranked, and below the base).  At the round's end every LP's events of the
+# round are ranked in the sequential order (rank_pair, the pairs of LPs in parallel: an event's
+# rank counts the events of every LP before it, found by merging each pair's lists), and each
+# slot's value becomes its rank; the values keep the order of the LP's own events, so its
+# heap stays ordered.  The arrivals sent over cut links then enter the
 # receiving LPs with their scheduling event's rank: they meet the receiver's events as in
 # the sequential run.  Random draws of the one stream (ECN marks, the reference's PFC
 # frame ids) are deferred to the round's end and taken in rank order (draws.pxd); a round
@@ -73,7 +73,9 @@ ctypedef struct Lp:
     int64_t sent        # packets it sent over cut links
     int32_t done0       # KEY_RANK: completions and PFC records before the round (the round's are ranked
     int64_t pfc0        # at its end)
-    int64_t head        # KEY_RANK, rank_merge: its next slot to rank
+    int64_t head        # KEY_RANK, draws_resolve: its next draw
+    int32_t* cnt        # KEY_RANK, rank_pair: per event of its round and LP j, j's events of the round before it
+    int64_t cap_cnt     # capacity of cnt (lp_round makes room)
 
 ctypedef struct Par:
     # The parallel driver of a Kernel (Sim.par).
@@ -87,15 +89,19 @@ ctypedef struct Par:
     int64_t* heads      # per LP: its earliest event after the last import (INT64_MAX: none)
     uint8_t* fails      # per LP: its Sim.fail after the last import
     int64_t tickets[3]  # round r's LPs are handed out by tickets[r % 3] (reset two rounds ahead)
+    int64_t rtickets[3] # and its pairs of LPs ranked (KEY_RANK, rank_pair) by rtickets[r % 3]
+    int32_t n_pairs     # KEY_RANK: pairs of LPs (i < j)
+    int32_t* pairs      # per pair: i, j
+    int64_t* pair_ties  # per pair (i * n_lp + j): rank_pair's comparisons of events due at the same picosecond
     int64_t rounds      # rounds run
     int64_t xfers       # packets that crossed a cut link
     int64_t round_len   # ps: one round's length (the lookahead; KEY_RANK deferring draws: at most the
                         # smallest delay of a switch-to-host link)
     Sim* m              # the Kernel's Sim (its random streams take the deferred draws)
     int64_t base        # KEY_RANK: ranks given so far (the next round's start here)
-    int32_t* mh         # KEY_RANK, rank_merge: a binary heap of LPs by their next slot's key
     int64_t deferred    # draws deferred to rounds' ends
-    int64_t ties_across # events ranked after an event of another LP due at the same picosecond
+    int64_t ties_across # rank_pair's comparisons of two LPs' events due at the same picosecond
+    double merge_s      # wall-clock seconds of thread 0 from a round's end to the imports (ranks, draws)
 
 
 cdef void stats_zero(Sim* s) noexcept nogil:
@@ -212,7 +218,7 @@ cdef int lp_enter(Sim* m, Par* P, Lp* L) noexcept nogil:
     s.cap_slot = own.cap_slot
     s.slot0 = 0
     s.log_t = own.log_t
-    s.log_ts = own.log_ts
+    s.log_pv = own.log_pv
     s.log_seq = own.log_seq
     s.draws = own.draws
     s.n_draws = 0
@@ -294,6 +300,8 @@ cdef void lp_round(Lp* L, int64_t end, int64_t base) noexcept nogil:
     L.done0 = s.n_done
     L.pfc0 = s.pfc_n
     run_loop(s, end, &user)
+    if s.key_mode == KEY_RANK and L.n_lp > 1 and _cnt_room(L, (s.n_slot - s.slot0) * L.n_lp) != 0:
+        s.fail = 1
     for j in range(L.n_lp):
         for k in range(L.n_out[j]):
             pkt_free(s, L.out[j][k].pk)
@@ -337,83 +345,87 @@ cdef void lp_import(Par* P, int32_t j) noexcept nogil:
 
 
 cdef enum:
-    COMPACT_SLOTS = 1 << 16     # an LP's slots are compacted away (rank_compact) past this many
+    COMPACT_SLOTS = 1 << 14     # an LP's slots are compacted away (rank_compact) past this many
 
 
-cdef inline bint _head_lt(Par* P, int32_t a, int32_t b) noexcept nogil:
-    """rank_merge: LP a's next event comes before LP b's (their scheduling events are ranked)."""
-    cdef Sim* x = P.lps[a].s
-    cdef Sim* y = P.lps[b].s
-    cdef int64_t i = P.lps[a].head, j = P.lps[b].head, r1, r2
-    if x.log_t[i] != y.log_t[j]:
-        return x.log_t[i] < y.log_t[j]
-    r1 = key_rank(x, x.log_ts[i])
-    r2 = key_rank(y, y.log_ts[j])
-    return r1 < r2 or (r1 == r2 and x.log_seq[i] < y.log_seq[j])
+cdef inline bint _precedes(Sim* y, int64_t f, Sim* x, int64_t e, int32_t* cnt, int32_t n, int32_t j,
+                           int64_t* ties) noexcept nogil:
+    """rank_pair: event slot f of LP j (Sim y) came before event slot e of LP i (Sim x) in the
+    sequential order, both processed in this round.  By time, then by the events that
+    scheduled them: ranked ones (an earlier round, Python) by rank and then by push
+    counter; one of this round comes after every ranked one; two of this round, one in
+    each LP, as LP i's counts against LP j (cnt, a row per event of LP i's round) place them."""
+    cdef int64_t vf, ve
+    if y.log_t[f] != x.log_t[e]:
+        return y.log_t[f] < x.log_t[e]
+    ties[0] += 1
+    vf = y.log_pv[f]
+    ve = x.log_pv[e]
+    if vf >= 0 and ve >= 0:
+        if vf != ve:
+            return vf < ve
+        return y.log_seq[f] < x.log_seq[e]
+    if (vf < 0) != (ve < 0):
+        return ve < 0                   # the one scheduled by an event of this round comes second
+    return -1 - vf < cnt[(-1 - ve) * n + j]
 
 
-cdef inline void _mh_down(Par* P, int32_t* h, int32_t n, int32_t i) noexcept nogil:
-    cdef int32_t c, x = h[i]
-    while True:
-        c = 2 * i + 1
-        if c >= n:
-            break
-        if c + 1 < n and _head_lt(P, h[c + 1], h[c]):
-            c += 1
-        if _head_lt(P, h[c], x):
-            h[i] = h[c]
-            i = c
+cdef int _cnt_room(Lp* L, int64_t need) noexcept nogil:
+    cdef int32_t* c
+    if need > L.cap_cnt:
+        c = <int32_t*>realloc(L.cnt, need * 2 * sizeof(int32_t))
+        if c == NULL:
+            return -1
+        L.cnt = c
+        L.cap_cnt = need * 2
+    return 0
+
+
+cdef void rank_pair(Par* P, int32_t i, int32_t j) noexcept nogil:
+    """KEY_RANK, at a round's end: LPs i < j's events of the round merged into the sequential
+    order, counting for each of i's events the j events before it, and the other way round
+    (where two are due at the same picosecond, their scheduling events decide; two
+    scheduled in this round were placed earlier in the same merge).  Writes only the two
+    LPs' count columns of this pair, so the pairs run in parallel."""
+    cdef Sim* x = P.lps[i].s
+    cdef Sim* y = P.lps[j].s
+    cdef int32_t* cx = P.lps[i].cnt
+    cdef int32_t* cy = P.lps[j].cnt
+    cdef int32_t n = P.n_lp
+    cdef int64_t ni = x.n_slot - x.slot0, nj = y.n_slot - y.slot0, p = 0, q = 0, ties = 0
+    while p < ni and q < nj:
+        if _precedes(y, y.slot0 + q, x, x.slot0 + p, cx, n, j, &ties):
+            cy[q * n + i] = <int32_t>p
+            q += 1
         else:
-            break
-    h[i] = x
+            cx[p * n + j] = <int32_t>q
+            p += 1
+    while p < ni:
+        cx[p * n + j] = <int32_t>nj
+        p += 1
+    while q < nj:
+        cy[q * n + i] = <int32_t>ni
+        q += 1
+    P.pair_ties[i * n + j] = ties
 
 
-cdef void rank_merge(Par* P) noexcept nogil:
-    """KEY_RANK, at a round's end: the events every LP processed in the round, merged
-    into the sequential order, get their ranks (each LP's slots, in its own order, from
-    P.base on).  A head's scheduling event is ranked: it came in an earlier round, or
-    earlier in the same LP's round (merged before it)."""
-    cdef int32_t n = P.n_lp, hn = 0, i, last_lp = -1
-    cdef int32_t* h = P.mh
-    cdef Lp* L
-    cdef Sim* s
-    cdef int64_t k, t, last_t = -1
-    if n == 1:                          # the provisional values are the ranks
-        s = P.lps[0].s
-        P.base += s.n_slot - s.slot0
-        return
-    for i in range(n):
-        L = &P.lps[i]
-        L.head = L.s.slot0
-        if L.head < L.s.n_slot:
-            h[hn] = i
-            hn += 1
-    i = hn // 2 - 1
-    while i >= 0:
-        _mh_down(P, h, hn, i)
-        i -= 1
-    while hn > 0:
-        i = h[0]
-        L = &P.lps[i]
-        s = L.s
-        k = L.head
-        t = s.log_t[k]
-        if t == last_t and i != last_lp:
-            P.ties_across += 1
-        last_t = t
-        last_lp = i
-        s.rank_val[k] = P.base
-        P.base += 1
-        L.head = k + 1
-        if L.head >= s.n_slot:
-            hn -= 1
-            h[0] = h[hn]
-        if hn > 1:
-            _mh_down(P, h, hn, 0)
+cdef void rank_sum(Par* P, int32_t i) noexcept nogil:
+    """KEY_RANK, after every pair: LP i's events of the round take their ranks, the round's
+    base plus the events of every LP before them."""
+    cdef Sim* x = P.lps[i].s
+    cdef int32_t* c = P.lps[i].cnt
+    cdef int32_t n = P.n_lp, j
+    cdef int64_t k, tot
+    for k in range(x.n_slot - x.slot0):
+        tot = k
+        for j in range(n):
+            if j != i:
+                tot += c[k * n + j]
+        x.rank_val[x.slot0 + k] = P.base + tot
 
 
 cdef void draws_resolve(Par* P) noexcept nogil:
-    """KEY_RANK deferring draws, after rank_merge: the round's draws of every LP, in the
+    """KEY_RANK deferring draws, after the ranks: the round's draws of every LP, in the
     order of the ranks of the events that made them, from the Kernel's one stream; each
     that marks sets its packet's CE bit (in the pool, or in the copy sent over a cut)."""
     cdef Sim* m = P.m
@@ -520,6 +532,8 @@ cdef void par_rounds(Par* P, int64_t until, int32_t tid, int32_t nt) noexcept no
     cdef int64_t t0, end, c, r = 0
     cdef bint failed
     cdef bint rank = P.m.key_mode == KEY_RANK
+    cdef double w0 = 0.0
+    cdef Sim* s
     cdef int32_t* order = <int32_t*>malloc(n * sizeof(int32_t))
     if order == NULL:                   # (only when no thread got one: each then stops at once)
         P.fails[0] = 1
@@ -558,9 +572,30 @@ cdef void par_rounds(Par* P, int64_t until, int32_t tid, int32_t nt) noexcept no
         wh_omp_barrier()
         if rank:
             if tid == 0:
-                rank_merge(P)
+                w0 = openmp.omp_get_wtime()
+            if n > 1:                           # (the provisional values of a single LP are its ranks)
+                while True:                     # the pairs of LPs merged, one at a time
+                    c = wh_ticket(&P.rtickets[r % 3])
+                    if c >= P.n_pairs:
+                        break
+                    rank_pair(P, P.pairs[2 * c], P.pairs[2 * c + 1])
+                wh_omp_barrier()
+                j = tid
+                while j < n:
+                    rank_sum(P, j)
+                    j += nt
+                wh_omp_barrier()
+            if tid == 0:
+                P.rtickets[(r + 1) % 3] = 0
+                for i in range(n):
+                    s = P.lps[i].s
+                    P.base += s.n_slot - s.slot0
+                for i in range(n * n):
+                    P.ties_across += P.pair_ties[i]
+                    P.pair_ties[i] = 0
                 if P.lps[0].s.defer_draws:
                     draws_resolve(P)
+                P.merge_s += openmp.omp_get_wtime() - w0
             wh_omp_barrier()
         j = tid
         while j < n:
@@ -676,6 +711,9 @@ cdef int par_run(Sim* m, Par* P, int64_t until) noexcept nogil:
     P.tickets[0] = 0
     P.tickets[1] = 0
     P.tickets[2] = 0
+    P.rtickets[0] = 0
+    P.rtickets[1] = 0
+    P.rtickets[2] = 0
     if nt > 1:
         with parallel(num_threads=nt):
             par_rounds(P, until, openmp.omp_get_thread_num(), openmp.omp_get_num_threads())
@@ -746,15 +784,15 @@ cdef void par_free(Par* P) noexcept nogil:
             L = &P.lps[i]
             if L.s != NULL:
                 free(L.s.heap); free(L.s.pkts); free(L.s.ints); free(L.s.done); free(L.s.done_key)
-                free(L.s.pfc_log); free(L.s.rank_val); free(L.s.log_t); free(L.s.log_ts); free(L.s.log_seq)
+                free(L.s.pfc_log); free(L.s.rank_val); free(L.s.log_t); free(L.s.log_pv); free(L.s.log_seq)
                 free(L.s.draws)
                 free(L.s)
             if L.out != NULL:
                 for j in range(P.n_lp):
                     free(L.out[j])
-            free(L.out); free(L.n_out); free(L.cap_out)
+            free(L.out); free(L.n_out); free(L.cap_out); free(L.cnt)
+    free(P.pairs); free(P.pair_ties)
     free(P.lps); free(P.lp_of_port); free(P.port_cut); free(P.order); free(P.heads); free(P.fails)
-    free(P.mh)
     free(P)
 
 
@@ -766,6 +804,7 @@ cdef Par* par_new(Sim* m, const int32_t[::1] lp_of_node, int32_t n_lp, int32_t t
     cdef Par* P = <Par*>calloc(1, sizeof(Par))
     cdef int32_t i, a, b
     cdef Lp* L
+    cdef int32_t k
     cdef bint defer = m.key_mode == KEY_RANK and m.port_rng == NULL and (m.p.ecn or m.p.ns3_rng)
     cdef int64_t horizon = INT64_MAX
     if P == NULL:
@@ -779,10 +818,12 @@ cdef Par* par_new(Sim* m, const int32_t[::1] lp_of_node, int32_t n_lp, int32_t t
     P.order = <int32_t*>calloc(n_lp, sizeof(int32_t))
     P.heads = <int64_t*>calloc(n_lp, sizeof(int64_t))
     P.fails = <uint8_t*>calloc(n_lp, sizeof(uint8_t))
-    P.mh = <int32_t*>calloc(n_lp, sizeof(int32_t))
     P.base = 1                          # (rank 0: Python's pushes before the first run)
     P.m = m
-    if P.mh == NULL or P.heads == NULL or P.fails == NULL or P.lps == NULL or P.lp_of_port == NULL or P.port_cut == NULL or P.order == NULL:
+    P.n_pairs = n_lp * (n_lp - 1) // 2
+    P.pairs = <int32_t*>calloc(2 * P.n_pairs + 1, sizeof(int32_t))
+    P.pair_ties = <int64_t*>calloc(n_lp * n_lp, sizeof(int64_t))
+    if P.pairs == NULL or P.pair_ties == NULL or P.heads == NULL or P.fails == NULL or P.lps == NULL or P.lp_of_port == NULL or P.port_cut == NULL or P.order == NULL:
         par_free(P)
         raise MemoryError()
     for i in range(m.n_ports):
@@ -804,6 +845,12 @@ cdef Par* par_new(Sim* m, const int32_t[::1] lp_of_node, int32_t n_lp, int32_t t
             if m.ports[i].delay_ps < horizon:
                 horizon = m.ports[i].delay_ps
     P.round_len = P.lookahead if P.lookahead < horizon else horizon
+    k = 0
+    for a in range(n_lp):
+        for b in range(a + 1, n_lp):
+            P.pairs[2 * k] = a
+            P.pairs[2 * k + 1] = b
+            k += 1
     for i in range(n_lp):
         P.order[i] = i
         L = &P.lps[i]
