@@ -128,7 +128,7 @@ class PacketBackend(Backend):
         if why is not None:
             raise ConfigError("threads=%d: the partitioned kernel cannot run this configuration: %s" % (n, why),
                               value=n)
-        lps = int(c.lps) or partition.default_lps(f, n)
+        lps = int(c.lps) or partition.default_lps(f, n, exact)
         self.lp_of_node = partition.cut(f, lps)
         try:
             self._kernel.set_parallel(self.lp_of_node, n, exact)
