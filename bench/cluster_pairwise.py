@@ -16,6 +16,7 @@ one of them (a long run in pieces).
 
     python bench/cluster_pairwise.py [--models mosim,flow,packet] [--variants] [--paper12] [--hop BYTES]
                                      [--transport tcp] [--buffer 1.6MiB] [--only m1,m2] [--rows m1,m2] [--csv OUT.csv]
+                                     [--collective flows|ring] [--offsets spread|actual]
 """
 import argparse
 import os
@@ -45,6 +46,10 @@ def main():
     ap.add_argument("--hop", type=int, default=4 << 20, help="packet replay: bytes per worker per iteration")
     ap.add_argument("--transport", help="the packet model's transport instead of the spec's (e.g. dctcp, tcp, cubic)")
     ap.add_argument("--buffer", help="each fabric switch's shared buffer instead of the spec's (e.g. 1.6MiB, 9MB)")
+    ap.add_argument("--collective", default="flows", help="the fabric models' all-reduce: flows (each worker's share "
+                    "as one message, connections independent) or ring (NCCL's 2 (N - 1) dependent steps)")
+    ap.add_argument("--offsets", default="spread", help="the fabric replay's job phases: spread (4 relative phases "
+                    "averaged) or actual (the jobs' positions in their iterations; here both start together)")
     ap.add_argument("--only", help="comma-separated models: the pairs of these models only")
     ap.add_argument("--rows", help="comma-separated models: only these as job A (against every model B), so "
                     "that a long run can go in pieces")
@@ -72,7 +77,7 @@ def main():
                   "(target %.1f MB/s = efficiency x line)" % (
                       c["transport"], b, c["line_Bps"] / 1e6, c["own_goodput_Bps"] / 1e6, c["wire_factor"],
                       c["goodput_Bps"] / 1e6, (c["target_Bps"] or 0) / 1e6))
-    hop = {"packet_hop_bytes": args.hop}
+    hop = {"packet_hop_bytes": args.hop, "collective": args.collective, "offsets": args.offsets}
     runs = [(m, m, dict(hop)) for m in args.models.split(",")]
     if args.variants:
         for b in ("flow", "packet"):

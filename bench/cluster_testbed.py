@@ -10,9 +10,13 @@ training, average / median / P99 JCT, makespan %) are printed beside.
 
     python bench/cluster_testbed.py [--models none,fixed,mosim,flow,packet] [--measured32 DIR] [--shared DIR]
                                     [--transport tcp] [--buffer 1.6MiB] [--testbeds 16,32]
+                                    [--collective flows|ring] [--offsets spread|actual] [--hop BYTES]
+                                    [--policies bin-packing,load-balancing]
 
 ``--transport`` / ``--buffer`` replace the specs' packet transport and switch
-buffer; ``--testbeds`` picks the testbeds (GPU counts).
+buffer; ``--testbeds`` picks the testbeds (GPU counts), ``--policies`` the
+policies; ``--collective``, ``--offsets`` and ``--hop`` set the fabric models'
+all-reduce, job phases and packet time scaling (see wormhole.cluster.fabric).
 """
 import argparse
 import os
@@ -27,6 +31,7 @@ from wormhole.cluster.metrics import FIGURES  # noqa: E402
 from wormhole.cluster.spec import parse_size  # noqa: E402
 
 OVERRIDE = {}       # transport / buffer_bytes replacing the specs' (--transport, --buffer)
+FABRIC = {}         # the fabric models' options (--collective, --offsets, --hop)
 
 
 def load_spec(cluster):
@@ -42,6 +47,7 @@ DATA = os.path.join(HERE, "..", "tests", "data", "cluster")
 SHARED_CANDIDATES = [os.path.join(HERE, *[".."] * k, "shared", "reference", "cluster") for k in (2, 3)]
 PUBLISHED = {"bin-packing": (19.74, 11.10, 1.62, 24.84, 17.61, 0.13, 1579),
              "load-balancing": (17.05, 21.83, 19.60, 8.38, 7.72, 0.22, 2864)}
+POLICIES = ["bin-packing", "load-balancing"]
 MEASURED32 = {"bin-packing": "k8sbp.csv", "load-balancing": "k8slb.csv"}
 
 
@@ -50,10 +56,10 @@ def table(title, trace, cluster, measured_of, models, pool, published=False):
     print("%-15s %-7s %8s %8s %8s %8s %8s %6s %8s %8s" % ("policy", "model", "train%", "avgJCT%", "medJCT%",
                                                          "p99JCT%", "mkspan%", "KS", "W1(s)", "wall(s)"))
     jobs = read_trace(trace)
-    for policy in ("bin-packing", "load-balancing"):
+    for policy in POLICIES:
         measured = measured_of(policy)
         for m in models:
-            c = make_contention(m)
+            c = make_contention(m, **FABRIC)
             t0 = time.perf_counter()
             res = ClusterSimulator(jobs, pool, load_spec(cluster), c, policy=policy).run()
             wall = time.perf_counter() - t0
@@ -76,8 +82,14 @@ def main():
                     "cluster beside the clone or its worktrees' folder)")
     ap.add_argument("--transport", help="the packet model's transport instead of the specs' (e.g. tcp, cubic)")
     ap.add_argument("--buffer", help="each fabric switch's shared buffer instead of the specs' (e.g. 9MB)")
+    ap.add_argument("--collective", default="flows", help="the fabric models' all-reduce: flows or ring")
+    ap.add_argument("--offsets", default="spread", help="the fabric replay's job phases: spread or actual")
+    ap.add_argument("--hop", type=int, default=4 << 20, help="packet replay: bytes per worker per iteration")
+    ap.add_argument("--policies", default="bin-packing,load-balancing", help="the policies to run")
     ap.add_argument("--testbeds", default="16,32", help="the testbeds to run (GPU counts: 16, 32)")
     args = ap.parse_args()
+    FABRIC.update(collective=args.collective, offsets=args.offsets, packet_hop_bytes=args.hop)
+    POLICIES[:] = args.policies.split(",")
     if args.transport:
         OVERRIDE["transport"] = args.transport
     if args.buffer:

@@ -7,7 +7,7 @@ import time
 from ..errors import WormholeError
 from ..outputs import check_file, check_folder, write_files
 from .contention import MODELS, make_contention
-from .fabric import RING_ORDERS, SENDERS, VOLUME_SOURCES
+from .fabric import COLLECTIVES, OFFSETS, RING_ORDERS, SENDERS, VOLUME_SOURCES
 from .metrics import FIGURES, compare, jobs_csv, plot, plot_cdfs, read_measured, summary
 from .pool import ModelPool
 from .sim import LOADING, ClusterSimulator
@@ -47,6 +47,13 @@ def add_arguments(p):
     p.add_argument("--ring", default="server", choices=RING_ORDERS,
                    help="flow/packet models: ring order server by server (default, as NCCL orders a node's "
                         "GPUs) or rank (the order the policy placed the workers)")
+    p.add_argument("--collective", default="flows", choices=COLLECTIVES,
+                   help="flow/packet models: a bucket's all-reduce as one message per ring link, the links "
+                        "independent (flows, default), or NCCL's 2 (N - 1) ring steps, each waiting for the "
+                        "previous step's chunk (ring)")
+    p.add_argument("--offsets", default="spread", choices=OFFSETS,
+                   help="flow/packet models: the replay starts the jobs at four relative phases, averaged "
+                        "(spread, default), or where they are in their iterations (actual)")
     p.add_argument("--loading", default="within", choices=LOADING,
                    help="loading time inside the trace duration (default), extra (MoSim), or none")
     p.add_argument("--fabric-iterations", type=int, default=5,
@@ -83,7 +90,7 @@ def run_cluster(args):
     for m in models:
         c = make_contention(m, fixed_factor=args.fixed_factor, min_bw_mbps=args.min_bw, volume=args.volume,
                             fabric_iterations=args.fabric_iterations, overlap=args.iteration == "ddp",
-                            sender=args.sender, ring=args.ring)
+                            sender=args.sender, ring=args.ring, collective=args.collective, offsets=args.offsets)
         t0 = time.perf_counter()
         res = ClusterSimulator(jobs, pool, spec, c, policy=policy, loading=args.loading,
                                model_rng=random.Random(args.seed)).run()

@@ -36,6 +36,15 @@ and the part of the profiled iteration no transfer explains is a fixed pause
 (kernel launches, synchronisation): max(0, T_iter - T_fab(alone, packed, no
 pause)).
 
+How a bucket's all-reduce goes on the connections (``collective``):
+``flows`` (default), each worker's whole share as one message to its
+successor, the connections independent (the bucket ends when the last has
+arrived); ``ring``, NCCL's ring algorithm: 2 (N - 1) steps of share / (2 (N -
+1)) bytes, worker j sending step s only once step s - 1 from worker j - 1 has
+reached it, so one slow link holds every worker back step by step, and every
+step pays the queue in front of the NIC.  With a paced sender a worker
+produces its steps one after another at its rate.
+
 The profile's iteration time T_iter was measured with the job alone on one
 server; the job's iteration time in the scenario is
 
@@ -43,7 +52,10 @@ server; the job's iteration time in the scenario is
 
 so a job alone on one server runs exactly at its profile, and what the fabric
 adds is the extra time of crossing NICs and sharing them.  Jobs start at
-staggered phases; after one warm-up iteration every job iterates until each
+staggered phases (``offsets="spread"``: ``phases`` replays at relative phases
+spread over the period, averaged; ``offsets="actual"``: one replay from where
+each job is in its current iteration when the running set changes, to 1/16 of
+an iteration, part of the memo key); after one warm-up iteration every job iterates until each
 has done ``iterations`` more, and a job's T_fab is the mean of its iterations
 that ended while all were running.
 
@@ -116,7 +128,8 @@ def scenario_key(group, spec, ring="server"):
 
 class FabricContention:
     def __init__(self, backend, iterations=5, hop_bytes=4 << 20, memo=None, volume="rate", phases=4,
-                 overlap=True, bucket_mb=25.0, first_bucket_mb=1.0, sender="profile", ring="server"):
+                 overlap=True, bucket_mb=25.0, first_bucket_mb=1.0, sender="profile", ring="server",
+                 collective="flows", offsets="spread"):
         if volume not in VOLUME_SOURCES:
             raise ContentionError("volume source must be one of %s" % ", ".join(VOLUME_SOURCES), value=volume)
         if backend not in ("flow", "packet"):
@@ -127,12 +140,11 @@ class FabricContention:
         for what, v in (("bucket_mb", bucket_mb), ("first_bucket_mb", first_bucket_mb)):
             if not (isinstance(v, (int, float)) and v > 0):
                 raise ContentionError("%s must be positive" % what, value=v)
-        if sender not in SENDERS:
-            raise ContentionError("sender must be one of %s" % ", ".join(SENDERS), value=sender)
-        self.sender = sender
-        if ring not in RING_ORDERS:
-            raise ContentionError("ring order must be one of %s" % ", ".join(RING_ORDERS), value=ring)
-        self.ring = ring
+        for what, v, names in (("sender", sender, SENDERS), ("ring order", ring, RING_ORDERS),
+                               ("collective", collective, COLLECTIVES), ("offsets", offsets, OFFSETS)):
+            if v not in names:
+                raise ContentionError("%s must be one of %s" % (what, ", ".join(names)), value=v)
+        self.sender, self.ring, self.collective, self.offsets = sender, ring, collective, offsets
         self._sender = {}           # (model, workers) -> payload B/s of its sender (None: all at once)
         self.volume = volume
         self.name = backend
@@ -177,6 +189,8 @@ class FabricContention:
         """{job key: mean iteration time (s)} of the group replayed together."""
         key, ordered = scenario_key(group, spec, self.ring)
         key = key + (self.transport_key(spec),)
+        if self.offsets == "actual" and len(ordered) > 1:
+            key = key + (tuple(self.phase_slot(r) for r in ordered),)
         res = self.memo.get(key)
         if res is None:
             res = self._simulate(ordered, spec)
@@ -186,9 +200,17 @@ class FabricContention:
             self.hits += 1
         return {r.key: res[i] for i, r in enumerate(ordered)}
 
+    def phase_slot(self, r):
+        """The job's position in its current iteration (``offsets="actual"``),
+        in 1 / ``PHASE_SLOTS`` of an iteration: the fraction of an iteration
+        it has done beyond its whole ones (0 for a job that has not started
+        iterating, and for the packed-alone reference)."""
+        done = getattr(r, "iterations", 0.0) - getattr(r, "remaining", 0.0) if not isinstance(r, _Stub) else 0.0
+        return int((done % 1.0) * PHASE_SLOTS) % PHASE_SLOTS
+
     def transport_key(self, spec):
         return (spec.transport, spec.efficiency, spec.buffer_bytes, self.overlap, self.volume, self.bucket_bytes,
-                self.first_bucket_bytes, self.sender, self.ring)
+                self.first_bucket_bytes, self.sender, self.ring, self.collective)
 
     # ------------------------------------------------------------ transport
     def _network(self, topo, spec, used, scale=1.0):
@@ -345,7 +367,7 @@ class FabricContention:
         per_iter = [sum(b) for b in buckets]
         scale = max(1.0, max(per_iter) / self.hop_bytes) if self.backend == "packet" else 1.0
         fixed = [0.0 if isinstance(r, _Stub) else self.alone_packed(r, spec)[1] for r in jobs]
-        phases = 1 if len(jobs) == 1 else self.phases
+        phases = 1 if len(jobs) == 1 or self.offsets == "actual" else self.phases
         total = [0.0] * len(jobs)
         for k in range(phases):
             for i, t in enumerate(self._replay(jobs, spec, buckets, fixed, scale, k)):
@@ -373,14 +395,20 @@ class FabricContention:
             pace = None if rate is None else S / (rate * wire)      # ps per wire byte
             conns = [net.connect(gpus[j], gpus[(j + 1) % n]) for j in range(n)]
             comp = self.compute_s(r)
-            runs.append(_JobReplay(net, conns, [max(1, int(round(b / scale))) for b in buckets[i]],
+            steps = 2 * (n - 1) if self.collective == "ring" else 1
+            runs.append(_JobReplay(net, conns, [max(steps, int(round(b / scale))) for b in buckets[i]],
                                    ps(comp * (1 - BACKWARD_SHARE)), ps(comp * BACKWARD_SHARE), ps(fixed[i]),
-                                   self.overlaps(), self.iterations, runs, window, pace))
+                                   self.overlaps(), self.iterations, runs, window, pace, steps))
         for i, run in enumerate(runs):
-            # job i starts at phase i (k + 1) phi of its iteration: replay k
-            # spreads the relative phases of every pair over the period
+            # "spread": job i starts at phase i (k + 1) phi of its iteration: replay k spreads the relative phases of
+            # every pair over the period; "actual": the job is phase_slot / PHASE_SLOTS into its iteration, so its
+            # next one starts after the rest of it
             tau0 = jobs[i].profile.iteration_s / scale * S
-            net.schedule(int(((i * (k + 1) * _PHI) % 1.0) * tau0), run.start_iteration)
+            if self.offsets == "actual":
+                at = ((PHASE_SLOTS - self.phase_slot(jobs[i])) % PHASE_SLOTS) / PHASE_SLOTS
+            else:
+                at = (i * (k + 1) * _PHI) % 1.0
+            net.schedule(int(at * tau0), run.start_iteration)
         net.run()
         self.events += net.stats.get("events", 0)
         return [run.mean_iteration_ps() * scale / S for run in runs]
@@ -391,6 +419,15 @@ VOLUME_SOURCES = ("rate", "gradient", "profile")
 # RTT, which the scaling leaves (the kernel's fixed `rto` is not scaled: below the RTT it would fire spuriously)
 TIMEOUTS = ("tcp_pto_min", "tcp_rto_min")
 SENDERS = ("profile", "transport")
+# how a bucket's all-reduce goes on the connections: ``flows``, each worker's whole share as one paced message to its
+# successor, the connections independent; ``ring``, NCCL's ring: 2 (N - 1) steps, a worker sending step s + 1 only once
+# step s from its predecessor has arrived (so the slowest link holds every worker back, step by step)
+COLLECTIVES = ("flows", "ring")
+# where the replay starts each job in its iteration: ``spread``, ``phases`` replays at relative phases spread over the
+# period (golden-ratio steps), averaged; ``actual``, one replay from the jobs' positions in their current iterations
+# (from their progress when the set of running jobs changed), in 1 / PHASE_SLOTS of an iteration
+OFFSETS = ("spread", "actual")
+PHASE_SLOTS = 16
 RING_ORDERS = ("server", "rank")
 
 
@@ -426,8 +463,9 @@ class _JobReplay:
     bucket after another, the fixed pause, repeat."""
 
     def __init__(self, net, conns, buckets, fwd_ps, bwd_ps, fixed_ps, overlap, iterations, peers, window,
-                 pace=None):
+                 pace=None, steps=1):
         self.net, self.conns, self.buckets = net, conns, buckets
+        self.steps = steps          # ring steps per bucket (1: the connections carry it independently)
         self.pace = pace            # ps per byte the worker hands its connection (None: all at once)
         self.fwd_ps, self.bwd_ps, self.fixed_ps, self.overlap = fwd_ps, bwd_ps, fixed_ps, overlap
         total = float(sum(buckets))
@@ -473,6 +511,9 @@ class _JobReplay:
         self.busy = True
         b = self.buckets[self.next]
         self.next += 1
+        if self.steps > 1:
+            self._ring_start(b)
+            return
         if self.pace is None:
             self.left = len(self.conns)
             for c in self.conns:
@@ -493,6 +534,47 @@ class _JobReplay:
     def _one_done(self, _msg):
         self.left -= 1
         if self.left == 0:
+            self._send()
+
+    # -- the ring: worker j sends step s to worker j + 1 once step s - 1 from worker j - 1 has arrived
+    def _ring_start(self, b):
+        n = len(self.conns)
+        # step s of worker j carries bytes [b s / steps, b (s + 1) / steps) of its share b
+        self.step_bytes = [b * (s + 1) // self.steps - b * s // self.steps for s in range(self.steps)]
+        self.got = [0] * n              # steps worker j has received from its predecessor
+        self.sent = [0] * n             # steps worker j has started sending
+        self.free_at = [self.net.now] * n       # when worker j's producer is free (pacing)
+        self.arrived = 0                # (worker, step) receptions of this bucket
+        for j in range(n):
+            self._ring_step(j)
+
+    def _ring_step(self, j):
+        """Worker j starts its next step: all of it at once, or paced in pieces
+        (``CHUNKS`` per bucket), each posted once produced."""
+        s = self.sent[j]
+        self.sent[j] += 1
+        q = self.step_bytes[s]
+        c = self.conns[j]
+        last = lambda _m, j=j: self._ring_arrived((j + 1) % len(self.conns))
+        if self.pace is None:
+            self.net.post(c, q, None, last)
+            return
+        k = max(1, min(CHUNKS // self.steps, q))
+        start = max(self.net.now, self.free_at[j])
+        self.free_at[j] = start + int(round(q * self.pace))
+        for i in range(k):
+            piece = q * (i + 1) // k - q * i // k
+            at = start + int(round(q * (i + 1) // k * self.pace)) - self.net.now
+            self.net.schedule(at, lambda c=c, piece=piece, cb=(last if i == k - 1 else None): self.net.post(
+                c, piece, None, cb))
+
+    def _ring_arrived(self, j):
+        """Step ``got[j]`` reached worker j: it may send its next step."""
+        self.got[j] += 1
+        self.arrived += 1
+        if self.got[j] < self.steps:
+            self._ring_step(j)
+        if self.arrived == self.steps * len(self.conns):
             self._send()
 
     def _maybe_end(self):
