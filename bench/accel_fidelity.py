@@ -136,6 +136,10 @@ def main():
                         print(format_row(r), flush=True)
                         print("%13s blocked by %s; backs %s" % ("", r.get("skip_rejects"), r.get("skip_backs_by")),
                               flush=True)
+                        print("%13s refused partitions: %.1f flows on average, %.0f%% of their sending flows steady, "
+                              "%d refused with all but one steady" % (
+                                  "", r.get("reject_mean_flows") or 0, 100 * (r.get("reject_steady_share") or 0),
+                                  r.get("reject_one_short") or 0), flush=True)
 
 
 if __name__ == "__main__":

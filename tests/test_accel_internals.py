@@ -5,7 +5,7 @@ import pytest
 
 from wormhole._core import testing as T
 
-REJECT_PFC, REJECT_HALVES, REJECT_NO_ROOM, REJECT_SPAN, REJECT_NO_GOODPUT = 0, 2, 3, 10, 12
+REJECT_PFC, REJECT_SPREAD, REJECT_HALVES, REJECT_NO_ROOM, REJECT_SPAN, REJECT_NO_GOODPUT = 0, 1, 2, 3, 10, 12
 
 
 # ---------------------------------------------------------------- rate windows
@@ -103,6 +103,26 @@ def test_horizon_refuses_pause_no_goodput_and_no_room():
     assert h == -1 and rejects == {REJECT_NO_GOODPUT: 1}
     h, _, rejects = T._py_horizon([dict(FLOWS[0], snd_nxt=999_500)], margin=1000)   # 500 B left < margin
     assert h == -1 and rejects == {REJECT_NO_ROOM: 1}
+
+
+
+# ---------------------------------------------------------------- how close a refused partition was
+
+STEADY, JUMPY, IDLE = [100, 102, 98, 100], [100, 150, 100, 150], []
+
+
+def test_refusal_counts_the_sending_flows_whose_window_was_steady():
+    # window 4, theta 0.1: [100 102 98 100] spreads 4 < 10 (steady); [100 150 100 150]
+    # spreads 50 > 12.5 (not); the idle connection sends nothing and is not counted
+    tested, steady, one_short, rejects = T._py_reject_flow([STEADY, JUMPY, IDLE, STEADY], 4, 0.1)
+    assert (tested, steady, one_short) == (3, 2, 1)         # all but one of 3 sending flows steady
+    assert rejects == {REJECT_SPREAD: 1}
+    tested, steady, one_short, _ = T._py_reject_flow([STEADY, JUMPY, JUMPY], 4, 0.1)
+    assert (tested, steady, one_short) == (3, 1, 0)
+    tested, steady, one_short, _ = T._py_reject_flow([STEADY[:3], STEADY], 4, 0.1)
+    assert (tested, steady, one_short) == (2, 1, 1)         # a window still filling is not steady
+    tested, steady, one_short, _ = T._py_reject_flow([JUMPY], 4, 0.1)
+    assert (tested, steady, one_short) == (1, 0, 0)         # one flow alone: nothing to agree with
 
 
 # ---------------------------------------------------------------- bytes advanced in a skip

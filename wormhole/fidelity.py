@@ -134,7 +134,8 @@ def accounting(sf, sa):
             "skipped_share_pct": {k: 100 * v / skipped for k, v in by.items()},
             "skip_rejects": {k: v for k, v in (sa.get("skip_rejects") or {}).items() if v},
             "skip_backs_by": {k: v for k, v in (sa.get("skip_backs_by") or {}).items() if v},
-            "reject_mean_flows": sa.get("reject_mean_flows"), "skip_mean_flows": sa.get("skip_mean_flows")}
+            "reject_mean_flows": sa.get("reject_mean_flows"), "skip_mean_flows": sa.get("skip_mean_flows"),
+            "reject_steady_share": sa.get("reject_steady_share"), "reject_one_short": sa.get("reject_one_short")}
 
 
 def _describer(net):

@@ -78,4 +78,5 @@ cdef void win_free(Sim* s, int32_t fi) noexcept nogil
 cdef double _goodput(Sim* s, int32_t fi) noexcept nogil         # goodput measurement (accel_steady.pxi)
 cdef double _steady_goodput(Sim* s, int32_t fi) noexcept nogil
 cdef double _horizon(Sim* s, int32_t P) noexcept nogil          # time to the first flow running short
+cdef void _reject_flow(Sim* s, int k, int32_t P) noexcept nogil  # a refusal by one flow's test, and how close P was
 cdef int64_t skip_bytes(Sim* s, Skip* sk, int32_t i, int64_t dt) noexcept nogil  # bytes advanced in a skip

@@ -76,6 +76,7 @@ cdef void _on_ack(Sim* s, int32_t fi) noexcept nogil:
         win_push(s, fi, s.acc.k.cc[f.cc].send_rate(s, fi))
         if f.persistent and f.snd_una >= f.size:
             conn_idle(s, fi)
+            part_deactivate(s, fi)      # an idle connection couples no partitions
 
 
 cdef void _on_message(Sim* s, int32_t fi) noexcept nogil:
@@ -89,6 +90,8 @@ cdef bint _on_post(Sim* s, int32_t fi, int64_t nbytes) noexcept nogil:
     skip_back_flow(s, fi)
     if s.acc.active[fi] and s.flows[fi].snd_una >= s.flows[fi].size:
         conn_resume(s, fi)
+    elif not s.acc.active[fi] and s.flows[fi].persistent and s.acc.win[fi].val != NULL:
+        conn_wake(s, fi)                # flow_active (after the post) joins it again
     return False
 
 
@@ -341,6 +344,8 @@ cdef dict stats(Sim* s):
         "skip_rejects": {name: a.rejects[k] for k, name in enumerate(REJECT_NAMES)},
         "reject_mean_flows": a.rej_flows / max(1, sum(a.rejects[k] for k in range(16))),
         "skip_mean_flows": a.skip_flows / max(1, a.skips_started),
+        "reject_steady_share": <double>a.rej_steady / max(1, a.rej_tested),
+        "reject_one_short": a.rej_one_short,
         "events_skipped_by": {name: a.skipped_by[k] for k, name in enumerate(SKIPPED_BY)},
         "skip_backs_by": {name: a.backs_by[k] for k, name in enumerate(BACKS_BY)},
     }

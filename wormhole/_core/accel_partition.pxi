@@ -131,8 +131,9 @@ cdef void part_activate(Sim* s, int32_t fi) noexcept nogil:
     # a flow too short to fill a window (one sample per ACK, at most one ACK per
     # packet) can never be steady: it keeps no window and costs nothing per ACK
     if s.flows[fi].persistent or s.flows[fi].size >= a.l * <int64_t>s.p.mtu:
-        if a.win[fi].val == NULL or s.flows[fi].persistent:
+        if a.win[fi].val == NULL or (s.flows[fi].persistent and not a.waking):
             win_alloc(s, fi)
+    a.waking = 0
     epoch_near(s, fi)
 
 
@@ -242,6 +243,17 @@ cdef void conn_resume(Sim* s, int32_t fi) noexcept nogil:
         epoch_near(s, fi)
         if a.memo:
             memo_note(s, 0, P)
+
+
+cdef inline void conn_wake(Sim* s, int32_t fi) noexcept nogil:
+    """An idle connection, out of every partition, gets data: its idle time is
+    left out of its goodput and its rate window keeps its samples when
+    part_activate joins it again."""
+    cdef FlowWin* w = &s.acc.win[fi]
+    if w.idle_since >= 0:
+        w.idle_total += s.now - w.idle_since
+        w.idle_since = -1
+    s.acc.waking = 1
 
 
 cdef inline void conn_idle(Sim* s, int32_t fi) noexcept nogil:

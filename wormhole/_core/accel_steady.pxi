@@ -134,6 +134,29 @@ cdef inline void _reject(Accel* a, int k, int32_t P) noexcept nogil:
     a.rej_flows += a.part_nf[P]
 
 
+cdef void _reject_flow(Sim* s, int k, int32_t P) noexcept nogil:
+    """A partition refused by one of its flows' own tests (reason k): besides
+    the count, how many of its sending flows had a steady rate window, and
+    whether all but one did (Accel.rej_tested, rej_steady, rej_one_short: a
+    large partition whose flows settle at different moments never all agree)."""
+    cdef Accel* a = &s.acc
+    cdef int32_t i, fi, n = 0, st = 0
+    cdef FlowWin* w
+    _reject(a, k, P)
+    for i in range(a.part_nf[P]):
+        fi = a.part_flows[P][i]
+        if _idle_conn(&s.flows[fi]):
+            continue
+        w = &a.win[fi]
+        n += 1
+        if w.val != NULL and w.n >= a.l and w.steady:
+            st += 1
+    a.rej_tested += n
+    a.rej_steady += st
+    if n > 1 and st >= n - 1:
+        a.rej_one_short += 1
+
+
 cdef void skip_try(Sim* s, int32_t P) noexcept nogil:
     """Fast-forward partition P if it is steady: every sending flow's window is,
     is not ramping and has a steady goodput (into s.acc.gp, partition order),
@@ -161,18 +184,18 @@ cdef void skip_try(Sim* s, int32_t P) noexcept nogil:
         if _idle_conn(f):
             continue
         if w.val == NULL or w.n < L or not w.steady or w.n - w.act_n < w.need:
-            _reject(a, 8 if w.val == NULL else (7 if w.n < L else (1 if not w.steady else 9)), P)
+            _reject_flow(s, 8 if w.val == NULL else (7 if w.n < L else (1 if not w.steady else 9)), P)
             return
         # a rate that only rose over the whole window and is below line rate is
         # ramping up (e.g. DCQCN's timer-driven recovery, steps far below theta):
         # a skip would freeze it half way
         if (w.last_dec <= w.n - L and w.val[(w.n - 1) % L] > w.val[w.n % L]
                 and s.acc.k.cc[f.cc].send_rate(s, fi) < f.max_rate):
-            _reject(a, 6, P)
+            _reject_flow(s, 6, P)
             return
         a.gp[i] = _steady_goodput(s, fi)
         if a.gp[i] <= 0:
-            _reject(a, a.gp_why, P)
+            _reject_flow(s, a.gp_why, P)
             return
     best = _horizon(s, P)
     if best < 0:

@@ -442,6 +442,7 @@ ctypedef struct Accel:
     int32_t parts_cap   # partition slots allocated
     int32_t* free_parts # recycled partition ids
     int32_t n_free      # entries in free_parts
+    uint8_t waking      # 1 between conn_wake and the part_activate that joins the connection again
     Skip* skips         # skip slots
     int32_t n_skips     # slots allocated
     int32_t* scratch    # BFS scratch (flows)
@@ -468,6 +469,11 @@ ctypedef struct Accel:
     int64_t rejects[16]      # partitions not fast-forwarded, by the test that blocked them (REJECT_NAMES in
                              # kernel.pyx: pause, rate spread, goodput halves, no room, horizon, split check, ...)
     int64_t rej_flows        # sum over rejected tries of the partition's flow count
+    int64_t rej_tested       # sum over tries refused by one flow's own test (skip_try) of the partition's
+                             # sending flows ...
+    int64_t rej_steady       # ... and of those flows the ones whose rate window was steady
+    int64_t rej_one_short    # tries refused by one flow's own test while every other sending flow's
+                             # window was steady (a partition that all but agrees)
     int64_t skip_flows       # sum over steady skips begun of the partition's flow count
     int64_t skipped_by[4]    # events_skipped by source: steady skip, memo replay, steady skip following a
                              # memo replay, mirror of a twin

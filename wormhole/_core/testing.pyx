@@ -22,7 +22,7 @@ from wormhole._core.cc cimport (dcqcn_init, dcqcn_cnp, dcqcn_alpha_update, dcqcn
 from wormhole._core.cc_swift cimport swift_target, swift_bound, swift_init, swift_on_ack, swift_on_loss, swift_on_rto, swift_pace_rate
 from wormhole._core.cc_tcp cimport tcp_init, tcp_on_ack, tcp_on_loss, tcp_on_rto, tcp_on_timer, tcp_pto, tcp_rto, cubic_window
 from wormhole._core.accel cimport (accel_setup, win_alloc, win_push, _goodput, _steady_goodput, _horizon, skip_bytes,
-                                   _rate_between)
+                                   _rate_between, _reject_flow)
 
 
 def _py_tx_time_ps(int64_t nbytes, int64_t bps, int64_t quantum_ps=1000):
@@ -407,6 +407,33 @@ def _py_rate_between(int64_t ta, int64_t ua, int64_t ia, int64_t tb, int64_t ub,
     return _rate_between(ta, ua, ia, tb, ub, ib)
 
 
+cdef int _toy_partition(Sim* s, int32_t n) except -1:
+    """Flows 0..n-1 of a toy simulation form partition 0 (active, their ports in it),
+    with room for n goodputs."""
+    cdef Accel* a = &s.acc
+    cdef int32_t i
+    a.n_parts = 1
+    a.parts_cap = 1
+    a.part_flows = <int32_t**>calloc(1, sizeof(int32_t*))
+    a.part_nf = <int32_t*>calloc(1, sizeof(int32_t))
+    a.part_cap = <int32_t*>calloc(1, sizeof(int32_t))
+    a.gp = <double*>calloc(n + 1, sizeof(double))
+    if a.part_flows == NULL or a.part_nf == NULL or a.part_cap == NULL or a.gp == NULL:
+        raise MemoryError()
+    a.part_flows[0] = <int32_t*>calloc(n + 1, sizeof(int32_t))
+    if a.part_flows[0] == NULL:
+        raise MemoryError()
+    a.part_nf[0] = n
+    a.part_cap[0] = n + 1
+    a.gp_cap = n + 1
+    for i in range(n):
+        a.part_flows[0][i] = i
+        a.part_of[i] = 0
+        a.active[i] = 1
+        a.port_part[i] = 0
+    return 0
+
+
 def _py_horizon(list flows, int64_t margin=0, int paused=-1):
     """One partition of the given flows, each a dict of size, snd_nxt, snd_una,
     persistent and goodput (bytes per ps), at skip margin ``margin``; flow ``paused``
@@ -417,35 +444,46 @@ def _py_horizon(list flows, int64_t margin=0, int paused=-1):
     cdef Accel* a = &s.acc
     cdef double h
     try:
-        a.n_parts = 1
-        a.parts_cap = 1
-        a.part_flows = <int32_t**>calloc(1, sizeof(int32_t*))
-        a.part_nf = <int32_t*>calloc(1, sizeof(int32_t))
-        a.part_cap = <int32_t*>calloc(1, sizeof(int32_t))
-        a.gp = <double*>calloc(n + 1, sizeof(double))
-        if a.part_flows == NULL or a.part_nf == NULL or a.part_cap == NULL or a.gp == NULL:
-            raise MemoryError()
-        a.part_flows[0] = <int32_t*>calloc(n + 1, sizeof(int32_t))
-        if a.part_flows[0] == NULL:
-            raise MemoryError()
-        a.part_nf[0] = n
-        a.part_cap[0] = n + 1
-        a.gp_cap = n + 1
+        _toy_partition(s, n)
         for i in range(n):
             fl = flows[i]
             s.flows[i].size = fl["size"]
             s.flows[i].snd_nxt = fl["snd_nxt"]
             s.flows[i].snd_una = fl.get("snd_una", fl["snd_nxt"])
             s.flows[i].persistent = fl.get("persistent", False)
-            a.part_flows[0][i] = i
-            a.part_of[i] = 0
-            a.active[i] = 1
-            a.port_part[i] = 0
             a.gp[i] = fl["goodput"]
         if 0 <= paused < n:
             s.ports[paused].paused[3] = 1
         h = _horizon(s, 0)
         return (h, [a.gp[i] for i in range(n)], {k: a.rejects[k] for k in range(16) if a.rejects[k]})
+    finally:
+        _toy_free(s)
+
+
+def _py_reject_flow(list flows, int l, double theta, int reason=1):
+    """One partition of the given flows, each a list of rates (one sample per ps, into a
+    window of l samples at theta; an empty list: a persistent connection with everything
+    acknowledged, which sends nothing), refused for ``reason`` by one flow's own test.
+    Returns (sending flows counted, of them steady, refused with all but one steady,
+    {reject reason index: count})."""
+    cdef int32_t n = len(flows), i
+    cdef Sim* s = _toy_sim(n, _AccelCfg(l, theta, check_every=1 << 30))
+    cdef Accel* a = &s.acc
+    try:
+        for i in range(n):
+            s.flows[i].size = 1 << 40
+            if not flows[i]:
+                s.flows[i].persistent = 1
+                s.flows[i].size = 1000
+                s.flows[i].snd_una = 1000
+                continue
+            win_alloc(s, i)
+            for k, r in enumerate(flows[i]):
+                s.now = k + 1
+                win_push(s, i, r)       # (no partition yet: no skip is tried)
+        _toy_partition(s, n)
+        _reject_flow(s, reason, 0)
+        return (a.rej_tested, a.rej_steady, a.rej_one_short, {k: a.rejects[k] for k in range(16) if a.rejects[k]})
     finally:
         _toy_free(s)
 
