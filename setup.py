@@ -35,7 +35,7 @@ extensions = [
     Extension(
         "wormhole._core.kernel",
         [os.path.join(CORE, "kernel.pyx")],
-        depends=[os.path.join(CORE, n) for n in ("kernel.pxd", "defs.pxd", "heap.pxd", "vec.pxd", "mmu.pxd", "cc.pxd",
+        depends=[os.path.join(CORE, n) for n in ("kernel.pxd", "defs.pxd", "heap.pxd", "vec.pxd", "mmu.pxd", "draws.pxd", "cc.pxd",
                                                  "cc_swift.pxd", "cc_tcp.pxd", "cc_table.pxi", "accel.pxd", "parallel.pxi",
                                                  "wh_omp.h", "wh_time.h",
                                                  "wh_ns3rng.h")],
@@ -49,7 +49,7 @@ extensions = [
     Extension(
         "wormhole._core.testing",
         [os.path.join(CORE, "testing.pyx")],
-        depends=[os.path.join(CORE, n) for n in ("kernel.pxd", "defs.pxd", "mmu.pxd", "cc.pxd", "cc_swift.pxd", "cc_tcp.pxd",
+        depends=[os.path.join(CORE, n) for n in ("kernel.pxd", "defs.pxd", "mmu.pxd", "draws.pxd", "cc.pxd", "cc_swift.pxd", "cc_tcp.pxd",
                                                  "accel.pxd", "wh_time.h")],
         include_dirs=[CORE],
         extra_compile_args=FLAGS,

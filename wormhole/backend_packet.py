@@ -95,11 +95,6 @@ class PacketBackend(Backend):
         self._stop_ps = INT64_MAX if stop is None else ns3_fixed_point(stop, 10 ** 9) * NS
         self._threads = int(c.threads)
         if self._threads > 0:
-            if c.tie_order == "reference":
-                raise ConfigError("threads=%d with tie_order='reference': the order in which events were scheduled "
-                                  "across the whole fabric is not known to a process that holds part of it (the "
-                                  "partitioned kernel orders ties by tie_order='local')" % self._threads,
-                                  value=c.tie_order)
             self._partition()
         elif c.tie_order == "local":
             if c.accelerate:
@@ -108,17 +103,23 @@ class PacketBackend(Backend):
             self._kernel.set_tie_key(1)
 
     def _partition(self):
-        """threads=N: the partitioned kernel (parallel.pxi), after checking that nothing of the
-        configuration makes a run depend on the order of events at different nodes."""
+        """threads=N: the partitioned kernel (parallel.pxi), after checking that it can run the
+        configuration.  Under tie_order 'auto' or 'reference' it keeps the sequential kernel's
+        order of same-time events (KEY_RANK: the output is the sequential run's); under
+        'local' the order of tie_order='local', which needs per-port random streams."""
         from . import partition
         c, f = self.net.config, self.net.fabric
         n = self._threads
+        exact = c.tie_order != "local"
         why = None
         if c.accelerate:
             why = "the accelerator (mode='accelerated') fast-forwards partitions of flows across the whole fabric"
-        elif c.ecn_rng != "port" and (c.ecn or (f.port_error > 0).any()):
-            why = ("ECN marks and link errors draw from one random stream (ecn_rng=%r) in global event order; "
-                   "give ecn_rng='port' (one stream per port)" % c.ecn_rng)
+        elif c.ecn_rng != "port" and (f.port_error > 0).any():
+            why = ("link errors draw from one random stream (ecn_rng=%r) in global event order, and a process must "
+                   "know at once whether a packet arrived; give ecn_rng='port' (one stream per port)" % c.ecn_rng)
+        elif not exact and c.ecn_rng != "port" and c.ecn:
+            why = ("with tie_order='local' ECN marks draw from one random stream (ecn_rng=%r) in an order the "
+                   "processes do not share; give ecn_rng='port' (one stream per port)" % c.ecn_rng)
         elif float(c.sample_interval) > 0:
             why = "the sampler records the whole fabric at once (sample_interval=%s)" % c.sample_interval
         elif int(c.max_packets) > 0:
@@ -127,9 +128,12 @@ class PacketBackend(Backend):
         if why is not None:
             raise ConfigError("threads=%d: the partitioned kernel cannot run this configuration: %s" % (n, why),
                               value=n)
-        lps = int(c.lps) or partition.default_lps(f, n)
+        lps = int(c.lps) or partition.default_lps(f, n, exact)
         self.lp_of_node = partition.cut(f, lps)
-        self._kernel.set_parallel(self.lp_of_node, n)
+        try:
+            self._kernel.set_parallel(self.lp_of_node, n, exact)
+        except ValueError as e:
+            raise ConfigError("threads=%d: %s" % (n, e), value=n)
 
     def _serial_only(self, what):
         if self._threads > 0:

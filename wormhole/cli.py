@@ -79,8 +79,8 @@ def _build_parser(argv=None):
                    help="of the packet backend: full (every packet event) or accelerated (the Wormhole "
                         "fast-forward); default: the config's ACCELERATE, else full")
     r.add_argument("--threads", type=int, default=None, metavar="N",
-                   help="full packet mode on N threads (the partitioned kernel: same output for every N, same-time "
-                        "events ordered by tie_order=local; needs --set ecn_rng=port when switches mark ECN)")
+                   help="full packet mode on N threads (the partitioned kernel: the sequential run's output for every "
+                        "N, same-time events in the reference's order)")
     r.add_argument("--stats-json", metavar="FILE", help="write the run's statistics as one JSON object to FILE "
                    "(replaced if it exists; its folder must exist)")
     r.add_argument("--quiet", action="store_true", help="no summary")

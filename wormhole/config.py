@@ -304,18 +304,20 @@ PARAMS = (
     # --- the partitioned kernel (parallel full mode): the same run for every value of both
     _p("threads", "threads", 0, "full packet mode on this many native threads: the fabric cut into logical "
        "processes at links with delay (the smallest gives the lookahead), run in conservative rounds; "
-       "same-time events are ordered by a key that does not depend on the cut (KEY_LOCAL: scheduling time, "
-       "node, its counter), so the output is byte-identical for any thread and process count, but may differ "
-       "in tie order from the sequential kernel (0, the default, which orders ties as the reference).  "
-       "Needs ecn_rng='port' when switches mark ECN or links corrupt packets; no accelerator, callbacks or "
-       "user events", _int, None, 0, 1024, dynamics=False),
+       "same-time events keep the sequential kernel's order (each round's events ranked in the order a "
+       "sequential run processes them; ECN draws of the one random stream taken in that order at the "
+       "round's end), so the output is byte-identical to the sequential run (0, the default) for any thread "
+       "and process count.  Link errors need ecn_rng='port'; no accelerator, callbacks or user events",
+       _int, None, 0, 1024, dynamics=False),
     _p("tie_order", "name", "auto", "order of events due at the same picosecond: 'reference' (the order they "
-       "were scheduled in, as the reference: the sequential kernel's), 'local' (by scheduling time, scheduling "
-       "node and that node's own count: the order the partitioned kernel keeps for any cut, so a sequential run "
-       "with it equals every threads=N run) or 'auto' (reference, local with threads)", _tie_order,
+       "were scheduled in, as the reference: the sequential kernel's, and with threads the partitioned "
+       "kernel's), 'local' (by scheduling time, scheduling node and that node's own count: computed by each "
+       "node alone, so with threads no ranking is needed, and a sequential run with it equals every "
+       "threads=N run with it; needs ecn_rng='port' when switches mark) or 'auto' (reference)", _tie_order,
        dynamics=False),
     _p("lps", "processes", 0, "with threads: logical processes to cut the fabric into (0: 1 for one thread, "
-       "else 8 per thread, at most one per switch)", _int, None, 0, 1 << 20, dynamics=False),
+       "else 2 per thread in the reference order, whose ranking merges every pair of processes, 8 per "
+       "thread with tie_order=local; at most one per switch group)", _int, None, 0, 1 << 20, dynamics=False),
     # --- the accelerator: all but the on/off switches change an accelerated run's trajectory, and so
     # the state in which convergences are stored: they are part of the memo key
     _p("accelerate", "bool", False, "fast-forward steady partitions (the Wormhole method)", _bool,

@@ -43,10 +43,15 @@ def groups(fabric):
     return np.array([_find(parent, x) for x in range(n)], dtype=np.int64)
 
 
-def default_lps(fabric, threads):
-    """LPs when the configuration leaves it open (lps=0): one for one thread, else
-    eight per thread (the threads take them one at a time, so the load evens out)."""
-    return 1 if threads <= 1 else 8 * threads
+def default_lps(fabric, threads, exact=True):
+    """LPs when the configuration leaves it open (lps=0): one for one thread, else two
+    per thread in the sequential order (``exact``: its ranking merges every pair of LPs at
+    each round's end, a cost that grows with the count; two per thread let the load even
+    out) and eight per thread with tie_order=local (no ranking: the threads take them one
+    at a time, so the load evens out)."""
+    if threads <= 1:
+        return 1
+    return (2 if exact else 8) * threads
 
 
 def cut(fabric, n_lp):

@@ -48,7 +48,9 @@ cdef enum EventKind:
 cdef enum KeyMode:
     KEY_INSERTION = 0   # ties in insertion order (global counter), as the reference: the sequential default
     KEY_LOCAL = 1       # ties by (scheduling time, scheduling node, that node's counter): independent of how
-                        # the fabric is partitioned (the parallel kernel's, parallel.pxi)
+                        # the fabric is partitioned (the partitioned kernel under tie_order='local', parallel.pxi)
+    KEY_RANK = 2        # ties by (processing rank of the scheduling event, its own push counter): the order of
+                        # KEY_INSERTION rebuilt by logical processes (the partitioned kernel's default, heap.pxd)
 
 cdef enum PktKind:
     PK_DATA = 0
@@ -88,9 +90,11 @@ cdef enum RunCode:
 
 ctypedef struct Event:
     int64_t t           # firing time, ps
-    int64_t ts          # tie key, part 1: 0 under KEY_INSERTION; the time it was scheduled under KEY_LOCAL
+    int64_t ts          # tie key, part 1: 0 under KEY_INSERTION; the time it was scheduled under KEY_LOCAL;
+                        # KEY_RANK: the scheduling event's rank (>= 0) or -1 - its slot in Sim.rank_val
     uint64_t seq        # tie key, part 2: insertion number (KEY_INSERTION: ties fire in scheduling order);
-                        # KEY_LOCAL: scheduling node << 40 | that node's push counter (see heap.pxd)
+                        # KEY_LOCAL: scheduling node << 40 | that node's push counter; KEY_RANK: the
+                        # scheduling event's own push counter (see heap.pxd)
     int32_t kind        # EventKind
     int32_t a           # first argument (port, flow or callback id)
     int64_t b           # second argument (packet index, token)
@@ -119,6 +123,8 @@ ctypedef struct Packet:
     uint8_t pfc_pause   # PFC frame: 1 = pause, 0 = resume
     uint8_t nhop        # INT hop records written so far
     uint8_t _pad
+    int32_t draw        # a logical process deferring ECN draws: 1 + its latest pending draw of the round in
+                        # Sim.draws (0: none; see parallel.pxi)
     int64_t arr_t       # on a wire behind another packet of its port: arrival time at the peer, ps
     uint64_t arr_seq    # and the tie key (arr_ts, arr_seq) its arrival event was given when it was sent
     int64_t arr_ts
@@ -486,7 +492,17 @@ ctypedef struct PfcRecord:
     int32_t ifindex     # device index on that node
     int32_t pause       # 1 pause, 0 resume
     int64_t ts          # tie key (ts, seq) of the arrival event that logged it (a partitioned run merges
-    uint64_t seq        # its logical processes' logs in that order)
+    uint64_t seq        # its logical processes' logs in that order; KEY_RANK: ts = that event's rank)
+
+ctypedef struct DrawRec:
+    # A random draw a logical process defers (draws.pxd): its place in the run's one stream is the
+    # processing rank of the event that made it, known when its round is ranked (parallel.pxi)
+    int64_t ref         # -1 - the slot of the event that drew (Event.ts under KEY_RANK)
+    double p            # mark probability of its packet (< 0: a draw whose value nothing reads, a PFC frame's)
+    int32_t pk          # the packet it may mark, in the process's pool (-1: none, freed, or sent over a cut)
+    int32_t prev        # the packet's previous pending draw of the round (-1: none)
+    int32_t xlp         # the packet left over a cut link: the receiving process (-1: it did not)
+    int64_t xk          # and its entry in the outbox to that process
 
 ctypedef struct Params:
     int64_t mtu         # payload bytes per packet
@@ -617,6 +633,25 @@ ctypedef struct Sim:
     void* lp            # a logical process: its Lp record (parallel.pxi); NULL otherwise
     void* par           # a Kernel set to run partitioned: its Par driver (parallel.pxi); NULL otherwise
     int64_t* done_key   # a logical process: per entry of done, the tie key (ts, seq) of the completing event
+                        # (KEY_RANK: ts = its rank, once its round is ranked)
+    # KEY_RANK (heap.pxd, parallel.pxi): the processing rank of events rebuilt across logical processes
+    int64_t cur_ref     # the ts of a key taken now: -1 - the slot of the event being processed, or (between
+                        # runs, the Kernel's) the rank given to Python's pushes
+    uint64_t kid        # keys taken by the event being processed (or by Python since cur_ref was set)
+    int64_t* rank_val   # per slot (one per event processed since the last compaction): its rank, provisional
+                        # (rank_base + slot - slot0) until its round is ranked; keys that say -1 - slot read it
+    int64_t n_slot      # slots used
+    int64_t cap_slot    # capacity of rank_val and of the round log
+    int64_t slot0       # first slot of the round being run
+    int64_t rank_base   # ranks of the round start here (every earlier round's are below)
+    int64_t* log_t      # per slot of the round: the event's time, for the ranking (parallel.pxi rank_pair)
+    int64_t* log_pv     # and its scheduling event: its rank (>= 0), or -1 - its place in the round
+    uint64_t* log_seq   # and its key's push counter
+    uint8_t defer_draws # a logical process: ECN and PFC draws of the one stream (rng or ns3rng) are deferred
+                        # to its round's end (draws.pxd), as their place in the stream is the events' rank
+    DrawRec* draws      # the round's deferred draws, in the order made
+    int64_t n_draws     # entries in draws
+    int64_t cap_draws   # capacity of draws
 
 
 ctypedef struct CcOps:

@@ -11,19 +11,39 @@ the same picosecond; ``Sim.key_mode`` chooses it:
   is known at the node that schedules, so the order does not depend on how the
   fabric is cut into logical processes (parallel.pxi).  Python's pushes (flow
   starts, between runs) count as node ``n_nodes``.
+- KEY_RANK (the partitioned kernel's default): ts = the processing rank of the
+  event that scheduled (its place in the sequential run's order of processing),
+  seq = that event's own push counter.  Ordering by it is ordering by insertion:
+  two keys taken while processing different events compare as those events were
+  processed, two taken by one event in the order taken.  A logical process does
+  not know an event's rank while it runs its round (parallel.pxi), so a key says
+  ts = -1 - slot, the slot in Sim.rank_val of the event that took it, whose value
+  is provisional until the round's ranks are merged, then the rank; the
+  provisional values keep the order of the process's own events, so the heap
+  stays ordered when they become ranks.
 """
 from libc.stdlib cimport realloc
 from libc.stdint cimport int64_t, int32_t, uint64_t
-from wormhole._core.defs cimport Sim, Event, KEY_INSERTION
+from wormhole._core.defs cimport Sim, Event, KEY_INSERTION, KEY_RANK
 
 
-cdef inline bint _before(Event* x, Event* y) noexcept nogil:
-    return x.t < y.t or (x.t == y.t and (x.ts < y.ts or (x.ts == y.ts and x.seq < y.seq)))
+cdef inline int64_t key_rank(Sim* s, int64_t ts) noexcept nogil:
+    """The comparable value of a key's ts (KEY_RANK: a slot's rank, see above)."""
+    return ts if ts >= 0 else s.rank_val[-1 - ts]
 
 
-cdef inline bint key_before(int64_t t1, int64_t ts1, uint64_t q1, int64_t t2, int64_t ts2, uint64_t q2) noexcept nogil:
+cdef inline bint key_before(Sim* s, int64_t t1, int64_t ts1, uint64_t q1, int64_t t2, int64_t ts2, uint64_t q2) noexcept nogil:
     """(t1, ts1, q1) fires before (t2, ts2, q2)."""
-    return t1 < t2 or (t1 == t2 and (ts1 < ts2 or (ts1 == ts2 and q1 < q2)))
+    cdef int64_t r1, r2
+    if t1 != t2:
+        return t1 < t2
+    r1 = key_rank(s, ts1)
+    r2 = key_rank(s, ts2)
+    return r1 < r2 or (r1 == r2 and q1 < q2)
+
+
+cdef inline bint _before(Sim* s, Event* x, Event* y) noexcept nogil:
+    return key_before(s, x.t, x.ts, x.seq, y.t, y.ts, y.seq)
 
 
 cdef inline void key_next(Sim* s, int64_t* ts, uint64_t* seq) noexcept nogil:
@@ -33,6 +53,10 @@ cdef inline void key_next(Sim* s, int64_t* ts, uint64_t* seq) noexcept nogil:
     if s.key_mode == KEY_INSERTION:
         ts[0] = 0
         seq[0] = s.seq
+    elif s.key_mode == KEY_RANK:
+        ts[0] = s.cur_ref
+        seq[0] = s.kid
+        s.kid += 1
     else:
         n = s.cur_node
         ts[0] = s.now
@@ -65,7 +89,7 @@ cdef inline int heap_push_seq(Sim* s, int64_t t, int64_t ts, uint64_t seq, int32
     s.heap_n += 1
     while i > 0:
         parent = (i - 1) >> 1
-        if _before(&e, &h[parent]):
+        if _before(s, &e, &h[parent]):
             h[i] = h[parent]
             i = parent
         else:
@@ -97,9 +121,9 @@ cdef inline Event heap_pop(Sim* s) noexcept nogil:
             child = 2 * i + 1
             if child >= n:
                 break
-            if child + 1 < n and _before(&h[child + 1], &h[child]):
+            if child + 1 < n and _before(s, &h[child + 1], &h[child]):
                 child += 1
-            if _before(&h[child], &last):
+            if _before(s, &h[child], &last):
                 h[i] = h[child]
                 i = child
             else:
@@ -121,9 +145,9 @@ cdef inline void heap_rebuild(Sim* s) noexcept nogil:
             child = 2 * j + 1
             if child >= n:
                 break
-            if child + 1 < n and _before(&h[child + 1], &h[child]):
+            if child + 1 < n and _before(s, &h[child + 1], &h[child]):
                 child += 1
-            if _before(&h[child], &e):
+            if _before(s, &h[child], &e):
                 h[j] = h[child]
                 j = child
             else:

@@ -19,7 +19,8 @@ cimport numpy as cnp
 import numpy as np
 
 from wormhole._core.defs cimport *
-from wormhole._core.heap cimport heap_push, heap_push_seq, heap_pop, key_next, key_before
+from wormhole._core.heap cimport heap_push, heap_push_seq, heap_pop, key_next, key_before, key_rank
+from wormhole._core.draws cimport draw_defer, draw_orphan
 from wormhole._core.vec cimport _append
 from wormhole._core cimport accel
 from wormhole._core.accel cimport port_frozen, memo_notes_due
@@ -80,6 +81,7 @@ cdef int32_t pkt_alloc(Sim* s) noexcept nogil:
     s.pkts[i].next = NO_PKT
     s.pkts[i].nhop = 0
     s.pkts[i].ecn = 0
+    s.pkts[i].draw = 0
     s.pkts_live += 1
     if s.pkts_live > s.pkts_peak:
         s.pkts_peak = s.pkts_live
@@ -87,6 +89,8 @@ cdef int32_t pkt_alloc(Sim* s) noexcept nogil:
 
 
 cdef inline void pkt_free(Sim* s, int32_t i) noexcept nogil:
+    if s.defer_draws and s.pkts[i].draw != 0:
+        draw_orphan(s, i)
     s.pkts[i].next = s.free_head
     s.free_head = i
     s.pkts_live -= 1
@@ -139,7 +143,7 @@ cdef inline int32_t fifo_pop(Sim* s, Port* pt, int q) noexcept nogil:
 
 cdef inline bint tx_passed(Sim* s, Port* pt) noexcept nogil:
     """The port's unscheduled transmission end lies before the event being processed."""
-    return key_before(pt.tx_end, pt.tx_ts, pt.tx_seq, s.now, s.cur_ts, s.cur_seq)
+    return key_before(s, pt.tx_end, pt.tx_ts, pt.tx_seq, s.now, s.cur_ts, s.cur_seq)
 
 
 cdef inline bint port_busy(Sim* s, int32_t port) noexcept nogil:
@@ -320,7 +324,7 @@ cdef int32_t nic_pick(Sim* s, Port* pt) noexcept nogil:
 # (DCQCN's rate timers with var_win) keeps every wake-up an event.
 
 cdef inline bint wake_passed(Sim* s, Port* pt) noexcept nogil:
-    return key_before(pt.wake_t, pt.wake_ts, pt.wake_seq, s.now, s.cur_ts, s.cur_seq)
+    return key_before(s, pt.wake_t, pt.wake_ts, pt.wake_seq, s.now, s.cur_ts, s.cur_seq)
 
 
 cdef inline void wake_settle(Sim* s, Port* pt) noexcept nogil:
@@ -498,8 +502,11 @@ cdef void send_pfc(Sim* s, int32_t port, int q, int pause) noexcept nogil:
     pkt.qidx = <uint8_t>q
     pkt.pfc_pause = <uint8_t>pause
     pkt.in_port = -1
-    if s.p.ns3_rng:
-        wh_ns3_draw(&s.ns3rng)      # the reference draws a random IP id for every PFC frame
+    if s.p.ns3_rng:                 # the reference draws a random IP id for every PFC frame
+        if s.defer_draws:
+            draw_defer(s, -1, -1.0)
+        else:
+            wh_ns3_draw(&s.ns3rng)
     if pause:
         s.pfc_pauses += 1
     else:
@@ -541,7 +548,7 @@ cdef void switch_try_send(Sim* s, int32_t port) noexcept nogil:
         in_port = pkt.in_port
         sw = &s.sw[s.sw_idx[pt.node]]
         mmu_remove(s, in_port, port, q, pkt.size, sw)
-        if s.p.ecn and mmu_should_mark(s, port, q) and pkt.kind == PK_DATA:
+        if s.p.ecn and mmu_should_mark(s, port, q, pk if pkt.kind == PK_DATA else -1) and pkt.kind == PK_DATA:
             if not pkt.ecn:
                 s.ecn_marks += 1
             pkt.ecn = 1
@@ -620,8 +627,12 @@ cdef inline void flow_complete(Sim* s, int32_t fi) noexcept nogil:
     s.hooks.flow_done(s, fi)
     s.done[s.n_done] = fi
     if s.done_key != NULL:
-        s.done_key[2 * s.n_done] = s.cur_ts
-        s.done_key[2 * s.n_done + 1] = <int64_t>s.cur_seq
+        if s.key_mode == KEY_RANK:      # the completing event itself (its rank, once its round is ranked)
+            s.done_key[2 * s.n_done] = s.cur_ref
+            s.done_key[2 * s.n_done + 1] = 0
+        else:
+            s.done_key[2 * s.n_done] = s.cur_ts
+            s.done_key[2 * s.n_done + 1] = <int64_t>s.cur_seq
     s.n_done += 1
     if f.has_cb:
         s.n_done_cb += 1
@@ -768,8 +779,12 @@ cdef void on_arrive(Sim* s, int32_t port, int32_t pk) noexcept nogil:
         rec.is_switch = s.is_switch[pt.node]
         rec.ifindex = pt.ifindex
         rec.pause = 1 if pause else 0
-        rec.ts = s.cur_ts
-        rec.seq = s.cur_seq
+        if s.key_mode == KEY_RANK:
+            rec.ts = s.cur_ref
+            rec.seq = 0
+        else:
+            rec.ts = s.cur_ts
+            rec.seq = s.cur_seq
         if rec.pause:
             pt.paused[q] = 1
         else:
@@ -874,12 +889,12 @@ cdef void tx_settle(Sim* s, int64_t until) noexcept nogil:
     for i in range(s.n_ports):
         pt = &s.ports[i]
         if (pt.busy and pt.tx_lazy and pt.tx_end <= until
-                and key_before(t, ts, q, pt.tx_end, pt.tx_ts, pt.tx_seq)):
+                and key_before(s, t, ts, q, pt.tx_end, pt.tx_ts, pt.tx_seq)):
             t = pt.tx_end
             ts = pt.tx_ts
             q = pt.tx_seq
         if (pt.wake_lazy and pt.wake_t <= until
-                and key_before(t, ts, q, pt.wake_t, pt.wake_ts, pt.wake_seq)):
+                and key_before(s, t, ts, q, pt.wake_t, pt.wake_ts, pt.wake_seq)):
             t = pt.wake_t
             ts = pt.wake_ts
             q = pt.wake_seq
@@ -931,6 +946,46 @@ cdef inline int32_t event_node(Sim* s, Event* e) noexcept nogil:
     return s.n_nodes
 
 
+cdef inline int rank_slot(Sim* s, Event* e) noexcept nogil:
+    """KEY_RANK: the popped event takes the next slot (provisional rank: the round's base
+    plus its place among the process's events of the round) and logs its key for the
+    round's ranking (parallel.pxi); what it schedules is keyed by that slot.
+    Returns -1 if memory ran out."""
+    cdef int64_t i = s.n_slot, cap, ts = e.ts, sl
+    cdef int64_t* v
+    cdef int64_t* lt
+    cdef int64_t* lts
+    cdef uint64_t* lq
+    if i == s.cap_slot:
+        cap = s.cap_slot * 2 + 4096
+        v = <int64_t*>realloc(s.rank_val, cap * sizeof(int64_t))
+        if v != NULL:
+            s.rank_val = v
+        lt = <int64_t*>realloc(s.log_t, cap * sizeof(int64_t))
+        if lt != NULL:
+            s.log_t = lt
+        lts = <int64_t*>realloc(s.log_pv, cap * sizeof(int64_t))
+        if lts != NULL:
+            s.log_pv = lts
+        lq = <uint64_t*>realloc(s.log_seq, cap * sizeof(uint64_t))
+        if lq != NULL:
+            s.log_seq = lq
+        if v == NULL or lt == NULL or lts == NULL or lq == NULL:
+            return -1
+        s.cap_slot = cap
+    s.rank_val[i] = s.rank_base + (i - s.slot0)
+    s.log_t[i] = e.t
+    if ts < 0:
+        sl = -1 - ts
+        ts = s.rank_val[sl] if sl < s.slot0 else -1 - (sl - s.slot0)    # ranked, or this round's
+    s.log_pv[i] = ts
+    s.log_seq[i] = e.seq
+    s.cur_ref = -1 - i
+    s.kid = 0
+    s.n_slot = i + 1
+    return 0
+
+
 cdef int run_loop(Sim* s, int64_t until, int32_t* user) noexcept nogil:
     cdef Event e
     while s.heap_n > 0:
@@ -944,7 +999,11 @@ cdef int run_loop(Sim* s, int64_t until, int32_t* user) noexcept nogil:
         s.now = e.t
         s.cur_ts = e.ts
         s.cur_seq = e.seq
-        if s.key_mode != KEY_INSERTION:
+        if s.key_mode == KEY_RANK:
+            if rank_slot(s, &e) != 0:
+                s.fail = 1
+                return RUN_LIMIT
+        elif s.key_mode != KEY_INSERTION:
             s.cur_node = event_node(s, &e)
         s.pops[e.kind] += 1
         if e.kind == EV_TX_DONE:
@@ -1404,10 +1463,12 @@ cdef class Kernel:
     def now(self):
         return self.s.now
 
-    def set_parallel(self, lp_of_node, int threads):
+    def set_parallel(self, lp_of_node, int threads, bint exact=True):
         """Run partitioned from now on: logical process lp_of_node[n] for node n (0 ..
         max), on ``threads`` OpenMP threads (parallel.pxi).  Before any event is
-        processed; sets the KEY_LOCAL tie key.  Returns the lookahead, ps."""
+        processed.  ``exact``: the KEY_RANK tie key, the sequential kernel's order (its
+        random draws from one stream deferred to each round's end); else KEY_LOCAL.
+        Returns the lookahead, ps."""
         cdef Sim* s = self.s
         cdef const int32_t[::1] lp = np.ascontiguousarray(lp_of_node, dtype=np.int32)
         cdef int32_t k, n_lp
@@ -1424,18 +1485,22 @@ cdef class Kernel:
         n_lp = (max(lp) + 1) if lp.shape[0] > 0 else 1
         if min(lp) < 0:
             raise ValueError("lp_of_node has a negative entry")
-        s.key_mode = KEY_LOCAL
+        s.key_mode = KEY_RANK if exact else KEY_LOCAL
         s.par = par_new(s, lp, n_lp, threads)
         return (<Par*>s.par).lookahead
 
     @property
     def parallel_stats(self):
-        """{'lps', 'threads', 'lookahead_ps', 'rounds', 'cut_packets'} of a partitioned kernel, else None."""
+        """{'lps', 'threads', 'lookahead_ps', 'round_ps', 'rounds', 'cut_packets', 'tie_key', 'deferred_draws',
+        'ties_across'} of a partitioned kernel, else None."""
         cdef Par* P = <Par*>self.s.par
         if P == NULL:
             return None
-        return {"lps": P.n_lp, "threads": P.threads, "lookahead_ps": P.lookahead, "rounds": P.rounds,
-                "cut_packets": P.xfers, "lp_of_port": [P.lp_of_port[i] for i in range(self.s.n_ports)]}
+        return {"lps": P.n_lp, "threads": P.threads, "lookahead_ps": P.lookahead, "round_ps": P.round_len,
+                "rounds": P.rounds, "cut_packets": P.xfers,
+                "tie_key": "rank" if self.s.key_mode == KEY_RANK else "local",
+                "deferred_draws": P.deferred, "ties_across": P.ties_across, "merge_seconds": P.merge_s,
+                "lp_of_port": [P.lp_of_port[i] for i in range(self.s.n_ports)]}
 
     def set_tie_key(self, int mode):
         """Order same-time events by insertion (0, KEY_INSERTION, the default) or by the
@@ -1458,6 +1523,8 @@ cdef class Kernel:
             self.s.now = t
             if self.s.key_mode == KEY_INSERTION:
                 self.s.cur_seq = self.s.seq     # after every event numbered so far
+            elif self.s.key_mode == KEY_RANK:   # a rank after every event processed so far
+                par_fresh_rank(self.s, <Par*>self.s.par)
             else:
                 self.s.cur_ts = t               # (every key taken so far has an earlier ts)
                 self.s.cur_seq = 0

@@ -10,6 +10,7 @@ and the shared part is zero or ``resume_offset`` below the threshold.
 """
 from libc.stdint cimport int64_t, int32_t
 from wormhole._core.defs cimport Sim, MmuPort, SwitchState, wh_rng_uniform, wh_ns3_draw
+from wormhole._core.draws cimport draw_defer
 
 
 cdef inline int64_t mmu_threshold(Sim* s, int32_t port, SwitchState* sw) noexcept nogil:
@@ -77,9 +78,11 @@ cdef inline bint mmu_should_resume(Sim* s, int32_t port, int q, SwitchState* sw)
     return m.hdrm[q] == 0 and (used == 0 or used + s.p.resume_offset <= mmu_threshold(s, port, sw))
 
 
-cdef inline bint mmu_should_mark(Sim* s, int32_t port, int q) noexcept nogil:
+cdef inline bint mmu_should_mark(Sim* s, int32_t port, int q, int32_t pk) noexcept nogil:
     """RED on the egress queue's bytes (after the dequeue): mark above kmax,
-    with probability pmax * (bytes - kmin) / (kmax - kmin) above kmin."""
+    with probability pmax * (bytes - kmin) / (kmax - kmin) above kmin.  A logical
+    process that defers draws (draws.pxd) records the draw for data packet ``pk``
+    (-1: not a data packet) and answers False: the mark comes at its round's end."""
     cdef MmuPort* m = &s.mmu[port]
     cdef int64_t b = m.egress[q]
     cdef double p
@@ -89,6 +92,9 @@ cdef inline bint mmu_should_mark(Sim* s, int32_t port, int q) noexcept nogil:
         return True
     if b > m.kmin:
         p = m.pmax * <double>(b - m.kmin) / <double>(m.kmax - m.kmin)
+        if s.defer_draws:
+            draw_defer(s, pk, p)
+            return False
         if s.p.ns3_rng:
             return wh_ns3_draw(&s.ns3rng) < p
         return wh_rng_uniform(&s.port_rng[port] if s.port_rng != NULL else &s.rng) < p

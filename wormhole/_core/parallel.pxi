@@ -13,14 +13,30 @@
 # (OpenMP, without the GIL), handed to the threads in decreasing order of their recent
 # load, one at a time (dynamic schedule): the assignment follows the load.
 #
-# Determinism: the LPs order same-time events by the KEY_LOCAL tie key (heap.pxd), which
-# the scheduling node computes alone, so an LP's events fire in the same order whichever
-# LP and thread hold its neighbours: the run is the same for any partition and thread
-# count, and equal to the sequential kernel under KEY_LOCAL.  Completions and PFC records
-# are merged by the tie key of the event that made them, statistics are summed.  Random
-# draws must not depend on the order of events at different ports: the driver is only
-# set with per-port streams (ecn_rng='port') or without ECN marking and link errors
-# (backend_packet checks), never with the accelerator, callbacks or user events.
+# Determinism, KEY_RANK (the default): the LPs order same-time events as the sequential
+# kernel does, by insertion: an event's key is (rank of the event that scheduled it, that
+# event's own push counter), the rank being the event's place in the sequential order of
+# processing (heap.pxd).  During a round an LP keys what it schedules by the slot of the
+# scheduling event, whose value is provisional: the round's base plus its place among the
+# LP's events of the round.  That is enough within the round: an event meets in an LP's heap
+# only events scheduled by the same LP in the round (ordered by slot) or by anyone in an
+# earlier round (ranked, and below the base).  At the round's end every LP's events of the
+# round are ranked in the sequential order (rank_pair, the pairs of LPs in parallel: an event's
+# rank counts the events of every LP before it, found by merging each pair's lists), and each
+# slot's value becomes its rank; the values keep the order of the LP's own events, so its
+# heap stays ordered.  The arrivals sent over cut links then enter the
+# receiving LPs with their scheduling event's rank: they meet the receiver's events as in
+# the sequential run.  Random draws of the one stream (ECN marks, the reference's PFC
+# frame ids) are deferred to the round's end and taken in rank order (draws.pxd); a round
+# is no longer than the smallest delay of a link from a switch to a host, so no mark is
+# read before it is decided.  Completions and PFC records are merged by the rank of the
+# event that made them, statistics are summed: the output is the sequential run's.
+#
+# KEY_LOCAL (tie_order='local'): same-time events ordered by a key the scheduling node
+# computes alone, so the run is the same for any partition and thread count, equal to the
+# sequential kernel under KEY_LOCAL (not the default order), with no merge; random draws
+# must then come from per-port streams (ecn_rng='port').  Either way the driver takes no
+# accelerator, callbacks or user events (backend_packet checks).
 
 from cython.parallel cimport parallel
 cimport openmp
@@ -55,6 +71,11 @@ ctypedef struct Lp:
     int64_t pops0       # heap pops before the round
     int64_t draws0      # ns-3 draws when the run began (the Kernel's ns3_draws statistic adds the difference)
     int64_t sent        # packets it sent over cut links
+    int32_t done0       # KEY_RANK: completions and PFC records before the round (the round's are ranked
+    int64_t pfc0        # at its end)
+    int64_t head        # KEY_RANK, draws_resolve: its next draw
+    int32_t* cnt        # KEY_RANK, rank_pair: per event of its round and LP j, j's events of the round before it
+    int64_t cap_cnt     # capacity of cnt (lp_round makes room)
 
 ctypedef struct Par:
     # The parallel driver of a Kernel (Sim.par).
@@ -68,8 +89,19 @@ ctypedef struct Par:
     int64_t* heads      # per LP: its earliest event after the last import (INT64_MAX: none)
     uint8_t* fails      # per LP: its Sim.fail after the last import
     int64_t tickets[3]  # round r's LPs are handed out by tickets[r % 3] (reset two rounds ahead)
+    int64_t rtickets[3] # and its pairs of LPs ranked (KEY_RANK, rank_pair) by rtickets[r % 3]
+    int32_t n_pairs     # KEY_RANK: pairs of LPs (i < j)
+    int32_t* pairs      # per pair: i, j
+    int64_t* pair_ties  # per pair (i * n_lp + j): rank_pair's comparisons of events due at the same picosecond
     int64_t rounds      # rounds run
     int64_t xfers       # packets that crossed a cut link
+    int64_t round_len   # ps: one round's length (the lookahead; KEY_RANK deferring draws: at most the
+                        # smallest delay of a switch-to-host link)
+    Sim* m              # the Kernel's Sim (its random streams take the deferred draws)
+    int64_t base        # KEY_RANK: ranks given so far (the next round's start here)
+    int64_t deferred    # draws deferred to rounds' ends
+    int64_t ties_across # rank_pair's comparisons of two LPs' events due at the same picosecond
+    double merge_s      # wall-clock seconds of thread 0 from a round's end to the imports (ranks, draws)
 
 
 cdef void stats_zero(Sim* s) noexcept nogil:
@@ -181,6 +213,19 @@ cdef int lp_enter(Sim* m, Par* P, Lp* L) noexcept nogil:
     s.pfc_log = own.pfc_log
     s.pfc_n = 0
     s.pfc_cap = own.pfc_cap
+    s.rank_val = own.rank_val           # KEY_RANK: its slots (none in use between runs) and draws
+    s.n_slot = 0
+    s.cap_slot = own.cap_slot
+    s.slot0 = 0
+    s.log_t = own.log_t
+    s.log_pv = own.log_pv
+    s.log_seq = own.log_seq
+    s.draws = own.draws
+    s.n_draws = 0
+    s.cap_draws = own.cap_draws
+    s.defer_draws = own.defer_draws
+    L.done0 = 0
+    L.pfc0 = 0
     s.samples = NULL
     s.n_samples = 0
     s.samples_cap = 0
@@ -211,6 +256,7 @@ cdef void lp_send(Sim* s, int32_t port, int32_t pk, int64_t t) noexcept nogil:
     cdef int32_t j = L.lp_of_port[peer]
     cdef Xfer* x
     cdef Xfer* nb
+    cdef int32_t d
     if L.n_out[j] == L.cap_out[j]:
         nb = <Xfer*>realloc(L.out[j], (L.cap_out[j] * 2 + 256) * sizeof(Xfer))
         if nb == NULL:
@@ -225,14 +271,23 @@ cdef void lp_send(Sim* s, int32_t port, int32_t pk, int64_t t) noexcept nogil:
     key_next(s, &x.ts, &x.seq)
     x.port = peer
     x.pk = pk
+    if s.pkts[pk].draw != 0:            # its pending draws now mark the copy sent
+        d = s.pkts[pk].draw - 1
+        while d >= 0:
+            s.draws[d].pk = -1
+            s.draws[d].xlp = j
+            s.draws[d].xk = L.n_out[j] - 1
+            d = s.draws[d].prev
+        s.pkts[pk].draw = 0
     x.pkt = s.pkts[pk]
     if s.p.int_mode == INT_HOPS:
         memcpy(&x.ints[0], &s.ints[<int64_t>pk * INT_MAX_HOP], INT_MAX_HOP * sizeof(IntHop))
 
 
-cdef void lp_round(Lp* L, int64_t end) noexcept nogil:
-    """The LP's events up to ``end`` (inclusive); the packets it sent over cut links
-    in the round (copied into its outboxes) leave its pool."""
+cdef void lp_round(Lp* L, int64_t end, int64_t base) noexcept nogil:
+    """The LP's events up to ``end`` (inclusive), their provisional ranks from ``base``
+    (KEY_RANK); the packets it sent over cut links in the round (copied into its
+    outboxes) leave its pool."""
     cdef Sim* s = L.s
     cdef int32_t user = -1, j
     cdef int64_t pops = 0, k
@@ -240,7 +295,13 @@ cdef void lp_round(Lp* L, int64_t end) noexcept nogil:
     for j in range(L.n_lp):             # the targets imported last round's
         L.sent += L.n_out[j]
         L.n_out[j] = 0
+    s.slot0 = s.n_slot
+    s.rank_base = base
+    L.done0 = s.n_done
+    L.pfc0 = s.pfc_n
     run_loop(s, end, &user)
+    if s.key_mode == KEY_RANK and L.n_lp > 1 and _cnt_room(L, (s.n_slot - s.slot0) * L.n_lp) != 0:
+        s.fail = 1
     for j in range(L.n_lp):
         for k in range(L.n_out[j]):
             pkt_free(s, L.out[j][k].pk)
@@ -269,14 +330,198 @@ cdef void lp_import(Par* P, int32_t j) noexcept nogil:
             nxt = s.pkts[pk].next
             s.pkts[pk] = x.pkt
             s.pkts[pk].next = nxt
+            s.pkts[pk].draw = 0
             if s.p.int_mode == INT_HOPS:
                 memcpy(&s.ints[<int64_t>pk * INT_MAX_HOP], &x.ints[0], INT_MAX_HOP * sizeof(IntHop))
-            if heap_push_seq(s, x.t, x.ts, x.seq, EV_ARRIVE, x.port, pk) != 0:
+            # (KEY_RANK: the sending event's slot, ranked by now, becomes its rank)
+            if heap_push_seq(s, x.t, key_rank(L.s, x.ts), x.seq, EV_ARRIVE, x.port, pk) != 0:
                 s.fail = 1
                 break
+    if s.key_mode == KEY_RANK:
+        rank_settle(P, j)
     P.heads[j] = s.heap[0].t if s.heap_n > 0 else INT64_MAX
     P.fails[j] = <uint8_t>s.fail
     P.lps[j].load = P.lps[j].load_next
+
+
+cdef enum:
+    COMPACT_SLOTS = 1 << 14     # an LP's slots are compacted away (rank_compact) past this many
+
+
+cdef inline bint _precedes(Sim* y, int64_t f, Sim* x, int64_t e, int32_t* cnt, int32_t n, int32_t j,
+                           int64_t* ties) noexcept nogil:
+    """rank_pair: event slot f of LP j (Sim y) came before event slot e of LP i (Sim x) in the
+    sequential order, both processed in this round.  By time, then by the events that
+    scheduled them: ranked ones (an earlier round, Python) by rank and then by push
+    counter; one of this round comes after every ranked one; two of this round, one in
+    each LP, as LP i's counts against LP j (cnt, a row per event of LP i's round) place them."""
+    cdef int64_t vf, ve
+    if y.log_t[f] != x.log_t[e]:
+        return y.log_t[f] < x.log_t[e]
+    ties[0] += 1
+    vf = y.log_pv[f]
+    ve = x.log_pv[e]
+    if vf >= 0 and ve >= 0:
+        if vf != ve:
+            return vf < ve
+        return y.log_seq[f] < x.log_seq[e]
+    if (vf < 0) != (ve < 0):
+        return ve < 0                   # the one scheduled by an event of this round comes second
+    return -1 - vf < cnt[(-1 - ve) * n + j]
+
+
+cdef int _cnt_room(Lp* L, int64_t need) noexcept nogil:
+    cdef int32_t* c
+    if need > L.cap_cnt:
+        c = <int32_t*>realloc(L.cnt, need * 2 * sizeof(int32_t))
+        if c == NULL:
+            return -1
+        L.cnt = c
+        L.cap_cnt = need * 2
+    return 0
+
+
+cdef void rank_pair(Par* P, int32_t i, int32_t j) noexcept nogil:
+    """KEY_RANK, at a round's end: LPs i < j's events of the round merged into the sequential
+    order, counting for each of i's events the j events before it, and the other way round
+    (where two are due at the same picosecond, their scheduling events decide; two
+    scheduled in this round were placed earlier in the same merge).  Writes only the two
+    LPs' count columns of this pair, so the pairs run in parallel."""
+    cdef Sim* x = P.lps[i].s
+    cdef Sim* y = P.lps[j].s
+    cdef int32_t* cx = P.lps[i].cnt
+    cdef int32_t* cy = P.lps[j].cnt
+    cdef int32_t n = P.n_lp
+    cdef int64_t ni = x.n_slot - x.slot0, nj = y.n_slot - y.slot0, p = 0, q = 0, ties = 0
+    while p < ni and q < nj:
+        if _precedes(y, y.slot0 + q, x, x.slot0 + p, cx, n, j, &ties):
+            cy[q * n + i] = <int32_t>p
+            q += 1
+        else:
+            cx[p * n + j] = <int32_t>q
+            p += 1
+    while p < ni:
+        cx[p * n + j] = <int32_t>nj
+        p += 1
+    while q < nj:
+        cy[q * n + i] = <int32_t>ni
+        q += 1
+    P.pair_ties[i * n + j] = ties
+
+
+cdef void rank_sum(Par* P, int32_t i) noexcept nogil:
+    """KEY_RANK, after every pair: LP i's events of the round take their ranks, the round's
+    base plus the events of every LP before them."""
+    cdef Sim* x = P.lps[i].s
+    cdef int32_t* c = P.lps[i].cnt
+    cdef int32_t n = P.n_lp, j
+    cdef int64_t k, tot
+    for k in range(x.n_slot - x.slot0):
+        tot = k
+        for j in range(n):
+            if j != i:
+                tot += c[k * n + j]
+        x.rank_val[x.slot0 + k] = P.base + tot
+
+
+cdef void draws_resolve(Par* P) noexcept nogil:
+    """KEY_RANK deferring draws, after the ranks: the round's draws of every LP, in the
+    order of the ranks of the events that made them, from the Kernel's one stream; each
+    that marks sets its packet's CE bit (in the pool, or in the copy sent over a cut)."""
+    cdef Sim* m = P.m
+    cdef int32_t n = P.n_lp, i, best
+    cdef int64_t total = 0, k, r, rb = 0
+    cdef Sim* s
+    cdef DrawRec* d
+    cdef Packet* pkt
+    cdef double v
+    for i in range(n):
+        total += P.lps[i].s.n_draws
+        P.lps[i].head = 0
+    P.deferred += total
+    for k in range(total):
+        best = -1
+        for i in range(n):
+            s = P.lps[i].s
+            if P.lps[i].head < s.n_draws:
+                r = key_rank(s, s.draws[P.lps[i].head].ref)
+                if best < 0 or r < rb:
+                    best = i
+                    rb = r
+        s = P.lps[best].s
+        d = &s.draws[P.lps[best].head]
+        P.lps[best].head += 1
+        if m.p.ns3_rng:
+            v = wh_ns3_draw(&m.ns3rng)
+        else:
+            v = wh_rng_uniform(&m.rng)
+        if d.p >= 0.0 and v < d.p:
+            pkt = NULL
+            if d.pk >= 0:
+                pkt = &s.pkts[d.pk]
+            elif d.xlp >= 0:
+                pkt = &P.lps[best].out[d.xlp][d.xk].pkt
+            if pkt != NULL:
+                if not pkt.ecn:
+                    s.ecn_marks += 1
+                pkt.ecn = 1
+    for i in range(n):
+        s = P.lps[i].s
+        for k in range(s.n_draws):
+            if s.draws[k].pk >= 0:
+                s.pkts[s.draws[k].pk].draw = 0
+        s.n_draws = 0
+
+
+cdef void rank_compact(Par* P, int32_t j) noexcept nogil:
+    """KEY_RANK: every key LP j holds that names a slot (its heap, its ports' unscheduled
+    ends and wake-ups, the arrivals on their wires, its clock) takes that slot's rank, and
+    the slots are free again (their round ranked)."""
+    cdef Sim* s = P.lps[j].s
+    cdef int64_t i
+    cdef int32_t p, pk
+    cdef Port* pt
+    for i in range(s.heap_n):
+        s.heap[i].ts = key_rank(s, s.heap[i].ts)
+    for p in range(s.n_ports):
+        if P.lp_of_port[p] != j:
+            continue
+        pt = &s.ports[p]
+        pt.tx_ts = key_rank(s, pt.tx_ts)
+        pt.wake_ts = key_rank(s, pt.wake_ts)
+        pk = pt.wire_head
+        while pk != NO_PKT:
+            s.pkts[pk].arr_ts = key_rank(s, s.pkts[pk].arr_ts)
+            pk = s.pkts[pk].next
+    s.cur_ts = key_rank(s, s.cur_ts)
+    s.cur_ref = key_rank(s, s.cur_ref)
+    s.n_slot = 0
+    s.slot0 = 0
+
+
+cdef void rank_settle(Par* P, int32_t j) noexcept nogil:
+    """KEY_RANK, after the round's ranks: LP j's completions and PFC records of the round
+    take the rank of the event that made them; its slots are compacted when many."""
+    cdef Lp* L = &P.lps[j]
+    cdef Sim* s = L.s
+    cdef int64_t k
+    for k in range(L.done0, s.n_done):
+        s.done_key[2 * k] = key_rank(s, s.done_key[2 * k])
+    for k in range(L.pfc0, s.pfc_n):
+        s.pfc_log[k].ts = key_rank(s, s.pfc_log[k].ts)
+    L.done0 = s.n_done
+    L.pfc0 = s.pfc_n
+    if s.n_slot >= COMPACT_SLOTS:
+        rank_compact(P, j)
+
+
+cdef void par_fresh_rank(Sim* m, Par* P) noexcept nogil:
+    """KEY_RANK between runs (set_now): the clock's key after every event so far."""
+    m.cur_ts = P.base
+    m.cur_seq = 0
+    m.cur_ref = P.base + 1
+    m.kid = 0
+    P.base += 2
 
 
 cdef void par_rounds(Par* P, int64_t until, int32_t tid, int32_t nt) noexcept nogil:
@@ -286,6 +531,9 @@ cdef void par_rounds(Par* P, int64_t until, int32_t tid, int32_t nt) noexcept no
     cdef int32_t n = P.n_lp, i, j, x
     cdef int64_t t0, end, c, r = 0
     cdef bint failed
+    cdef bint rank = P.m.key_mode == KEY_RANK
+    cdef double w0 = 0.0
+    cdef Sim* s
     cdef int32_t* order = <int32_t*>malloc(n * sizeof(int32_t))
     if order == NULL:                   # (only when no thread got one: each then stops at once)
         P.fails[0] = 1
@@ -302,10 +550,10 @@ cdef void par_rounds(Par* P, int64_t until, int32_t tid, int32_t nt) noexcept no
                 failed = True
         if failed or t0 == INT64_MAX or t0 > until:
             break
-        if P.lookahead > until - t0:
+        if P.round_len > until - t0:
             end = until
         else:
-            end = t0 + P.lookahead - 1          # every arrival sent in the round is due after it
+            end = t0 + P.round_len - 1          # every arrival sent in the round is due after it
         for i in range(1, n):                   # LPs by decreasing recent load (insertion sort: it changes little)
             x = order[i]
             j = i - 1
@@ -317,11 +565,38 @@ cdef void par_rounds(Par* P, int64_t until, int32_t tid, int32_t nt) noexcept no
             c = wh_ticket(&P.tickets[r % 3])
             if c >= n:
                 break
-            lp_round(&P.lps[order[c]], end)
+            lp_round(&P.lps[order[c]], end, P.base)
         if tid == 0:
             P.tickets[(r + 1) % 3] = 0
             P.rounds += 1
         wh_omp_barrier()
+        if rank:
+            if tid == 0:
+                w0 = openmp.omp_get_wtime()
+            if n > 1:                           # (the provisional values of a single LP are its ranks)
+                while True:                     # the pairs of LPs merged, one at a time
+                    c = wh_ticket(&P.rtickets[r % 3])
+                    if c >= P.n_pairs:
+                        break
+                    rank_pair(P, P.pairs[2 * c], P.pairs[2 * c + 1])
+                wh_omp_barrier()
+                j = tid
+                while j < n:
+                    rank_sum(P, j)
+                    j += nt
+                wh_omp_barrier()
+            if tid == 0:
+                P.rtickets[(r + 1) % 3] = 0
+                for i in range(n):
+                    s = P.lps[i].s
+                    P.base += s.n_slot - s.slot0
+                for i in range(n * n):
+                    P.ties_across += P.pair_ties[i]
+                    P.pair_ties[i] = 0
+                if P.lps[0].s.defer_draws:
+                    draws_resolve(P)
+                P.merge_s += openmp.omp_get_wtime() - w0
+            wh_omp_barrier()
         j = tid
         while j < n:
             lp_import(P, j)
@@ -418,6 +693,7 @@ cdef int par_run(Sim* m, Par* P, int64_t until) noexcept nogil:
     cdef int64_t best_t
     cdef int64_t best_ts
     cdef uint64_t best_q
+    P.m = m
     for i in range(n):
         if lp_enter(m, P, &P.lps[i]) != 0:
             m.fail = 1
@@ -435,6 +711,9 @@ cdef int par_run(Sim* m, Par* P, int64_t until) noexcept nogil:
     P.tickets[0] = 0
     P.tickets[1] = 0
     P.tickets[2] = 0
+    P.rtickets[0] = 0
+    P.rtickets[1] = 0
+    P.rtickets[2] = 0
     if nt > 1:
         with parallel(num_threads=nt):
             par_rounds(P, until, openmp.omp_get_thread_num(), openmp.omp_get_num_threads())
@@ -448,6 +727,8 @@ cdef int par_run(Sim* m, Par* P, int64_t until) noexcept nogil:
         P.lps[i].sent = 0
         if P.lps[i].s.fail:
             m.fail = P.lps[i].s.fail
+        if m.key_mode == KEY_RANK:      # every key the LP holds becomes a rank (the Kernel compares them)
+            rank_compact(P, i)
     # the Kernel's clock: the last event of any LP, then what tx_settle adds over every port
     best_t = m.now
     best_ts = m.cur_ts
@@ -468,6 +749,10 @@ cdef int par_run(Sim* m, Par* P, int64_t until) noexcept nogil:
     m.now = best_t
     m.cur_ts = best_ts
     m.cur_seq = best_q
+    if m.key_mode == KEY_RANK:          # what Python schedules next comes after everything so far
+        m.cur_ref = P.base
+        m.kid = 0
+        P.base += 1
     if par_merge(m, P) != 0:
         m.fail = 1
     if m.fail:
@@ -499,22 +784,29 @@ cdef void par_free(Par* P) noexcept nogil:
             L = &P.lps[i]
             if L.s != NULL:
                 free(L.s.heap); free(L.s.pkts); free(L.s.ints); free(L.s.done); free(L.s.done_key)
-                free(L.s.pfc_log)
+                free(L.s.pfc_log); free(L.s.rank_val); free(L.s.log_t); free(L.s.log_pv); free(L.s.log_seq)
+                free(L.s.draws)
                 free(L.s)
             if L.out != NULL:
                 for j in range(P.n_lp):
                     free(L.out[j])
-            free(L.out); free(L.n_out); free(L.cap_out)
+            free(L.out); free(L.n_out); free(L.cap_out); free(L.cnt)
+    free(P.pairs); free(P.pair_ties)
     free(P.lps); free(P.lp_of_port); free(P.port_cut); free(P.order); free(P.heads); free(P.fails)
     free(P)
 
 
 cdef Par* par_new(Sim* m, const int32_t[::1] lp_of_node, int32_t n_lp, int32_t threads) except NULL:
     """The driver for LPs given by node (each 0..n_lp-1); the lookahead is the smallest
-    delay of a link between two of them (which must be positive)."""
+    delay of a link between two of them (which must be positive).  Under KEY_RANK (the
+    Kernel's key mode) without per-port streams, the draws of the one stream are deferred
+    and a round lasts at most the smallest delay of a switch-to-host link (positive)."""
     cdef Par* P = <Par*>calloc(1, sizeof(Par))
     cdef int32_t i, a, b
     cdef Lp* L
+    cdef int32_t k
+    cdef bint defer = m.key_mode == KEY_RANK and m.port_rng == NULL and (m.p.ecn or m.p.ns3_rng)
+    cdef int64_t horizon = INT64_MAX
     if P == NULL:
         raise MemoryError()
     P.n_lp = n_lp
@@ -526,7 +818,12 @@ cdef Par* par_new(Sim* m, const int32_t[::1] lp_of_node, int32_t n_lp, int32_t t
     P.order = <int32_t*>calloc(n_lp, sizeof(int32_t))
     P.heads = <int64_t*>calloc(n_lp, sizeof(int64_t))
     P.fails = <uint8_t*>calloc(n_lp, sizeof(uint8_t))
-    if P.heads == NULL or P.fails == NULL or P.lps == NULL or P.lp_of_port == NULL or P.port_cut == NULL or P.order == NULL:
+    P.base = 1                          # (rank 0: Python's pushes before the first run)
+    P.m = m
+    P.n_pairs = n_lp * (n_lp - 1) // 2
+    P.pairs = <int32_t*>calloc(2 * P.n_pairs + 1, sizeof(int32_t))
+    P.pair_ties = <int64_t*>calloc(n_lp * n_lp, sizeof(int64_t))
+    if P.pairs == NULL or P.pair_ties == NULL or P.heads == NULL or P.fails == NULL or P.lps == NULL or P.lp_of_port == NULL or P.port_cut == NULL or P.order == NULL:
         par_free(P)
         raise MemoryError()
     for i in range(m.n_ports):
@@ -540,6 +837,20 @@ cdef Par* par_new(Sim* m, const int32_t[::1] lp_of_node, int32_t n_lp, int32_t t
                 raise ValueError("a link between two logical processes has no delay (port %d): no lookahead" % i)
             if m.ports[i].delay_ps < P.lookahead:
                 P.lookahead = m.ports[i].delay_ps
+        if defer and m.p.ecn and m.is_switch[m.ports[i].node] and not m.is_switch[m.ports[m.ports[i].peer].node]:
+            if m.ports[i].delay_ps <= 0:
+                par_free(P)
+                raise ValueError("ECN marks drawn in the sequential order need a delay on every link from a switch "
+                                 "to a host (port %d has none): give ecn_rng='port'" % i)
+            if m.ports[i].delay_ps < horizon:
+                horizon = m.ports[i].delay_ps
+    P.round_len = P.lookahead if P.lookahead < horizon else horizon
+    k = 0
+    for a in range(n_lp):
+        for b in range(a + 1, n_lp):
+            P.pairs[2 * k] = a
+            P.pairs[2 * k + 1] = b
+            k += 1
     for i in range(n_lp):
         P.order[i] = i
         L = &P.lps[i]
@@ -555,4 +866,5 @@ cdef Par* par_new(Sim* m, const int32_t[::1] lp_of_node, int32_t n_lp, int32_t t
             raise MemoryError()
         L.s.free_head = NO_PKT
         L.s.budget = -1
+        L.s.defer_draws = defer
     return P

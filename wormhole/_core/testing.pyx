@@ -275,7 +275,7 @@ def _py_mmu(str op, dict port, dict switch, int64_t reserve=4096, int64_t resume
     elif op == "mark":
         result = 0
         for i in range(draws):
-            if mmu_should_mark(&s, 1, q):
+            if mmu_should_mark(&s, 1, q, -1):
                 result += 1
     else:
         raise ValueError("unknown MMU rule %r" % op)
