@@ -32,9 +32,16 @@ cdef inline int64_t key_rank(Sim* s, int64_t ts) noexcept nogil:
     return ts if ts >= 0 else s.rank_val[-1 - ts]
 
 
+cdef inline bint _plain_before(Event* x, Event* y) noexcept nogil:
+    """x fires before y, keys compared as they are (KEY_INSERTION, KEY_LOCAL)."""
+    return x.t < y.t or (x.t == y.t and (x.ts < y.ts or (x.ts == y.ts and x.seq < y.seq)))
+
+
 cdef inline bint key_before(Sim* s, int64_t t1, int64_t ts1, uint64_t q1, int64_t t2, int64_t ts2, uint64_t q2) noexcept nogil:
     """(t1, ts1, q1) fires before (t2, ts2, q2)."""
     cdef int64_t r1, r2
+    if (ts1 | ts2) >= 0:                # no slot (every key but KEY_RANK's of a round): plain keys
+        return t1 < t2 or (t1 == t2 and (ts1 < ts2 or (ts1 == ts2 and q1 < q2)))
     if t1 != t2:
         return t1 < t2
     r1 = key_rank(s, ts1)
@@ -43,6 +50,7 @@ cdef inline bint key_before(Sim* s, int64_t t1, int64_t ts1, uint64_t q1, int64_
 
 
 cdef inline bint _before(Sim* s, Event* x, Event* y) noexcept nogil:
+    """KEY_RANK: x fires before y, slots read as their ranks."""
     return key_before(s, x.t, x.ts, x.seq, y.t, y.ts, y.seq)
 
 
@@ -87,13 +95,22 @@ cdef inline int heap_push_seq(Sim* s, int64_t t, int64_t ts, uint64_t seq, int32
     h = s.heap
     i = s.heap_n
     s.heap_n += 1
-    while i > 0:
-        parent = (i - 1) >> 1
-        if _before(s, &e, &h[parent]):
-            h[i] = h[parent]
-            i = parent
-        else:
-            break
+    if s.key_mode != KEY_RANK:          # the sequential kernel's loop: plain keys
+        while i > 0:
+            parent = (i - 1) >> 1
+            if _plain_before(&e, &h[parent]):
+                h[i] = h[parent]
+                i = parent
+            else:
+                break
+    else:
+        while i > 0:
+            parent = (i - 1) >> 1
+            if _before(s, &e, &h[parent]):
+                h[i] = h[parent]
+                i = parent
+            else:
+                break
     h[i] = e
     return 0
 
@@ -117,17 +134,30 @@ cdef inline Event heap_pop(Sim* s) noexcept nogil:
     if n > 0:
         last = h[n]
         i = 0
-        while True:
-            child = 2 * i + 1
-            if child >= n:
-                break
-            if child + 1 < n and _before(s, &h[child + 1], &h[child]):
-                child += 1
-            if _before(s, &h[child], &last):
-                h[i] = h[child]
-                i = child
-            else:
-                break
+        if s.key_mode != KEY_RANK:      # the sequential kernel's loop: plain keys
+            while True:
+                child = 2 * i + 1
+                if child >= n:
+                    break
+                if child + 1 < n and _plain_before(&h[child + 1], &h[child]):
+                    child += 1
+                if _plain_before(&h[child], &last):
+                    h[i] = h[child]
+                    i = child
+                else:
+                    break
+        else:
+            while True:
+                child = 2 * i + 1
+                if child >= n:
+                    break
+                if child + 1 < n and _before(s, &h[child + 1], &h[child]):
+                    child += 1
+                if _before(s, &h[child], &last):
+                    h[i] = h[child]
+                    i = child
+                else:
+                    break
         h[i] = last
     return top
 
