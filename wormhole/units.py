@@ -147,9 +147,9 @@ def parse_time(text):
     return int(round(num * factor))
 
 
-def parse_size(text):
-    """'32MB' (10^6), '32MiB' (2^20), '4KB', '1e6', '1500B' -> integer bytes.
-    Raises ValueError."""
+def parse_size(text, whole=True):
+    """'32MB' (10^6), '32MiB' (2^20), '4KB', '1e6', '1500B' -> integer bytes
+    (``whole=False``: rounded to the nearest byte, for '1.6MiB').  Raises ValueError."""
     num, unit = _split(text, "size")
     u = unit.lower()
     if u in ("", "b", "byte", "bytes"):
@@ -159,6 +159,8 @@ def parse_size(text):
     else:
         raise ValueError("unknown size unit %r in %r (B, KB, MB, GB, KiB, MiB, GiB)" % (unit, text))
     v = num * factor
+    if not whole and math.isfinite(v):
+        return int(round(v))
     if v != int(v):
         raise ValueError("not a whole number of bytes: %r" % (text,))
     return int(v)

@@ -30,6 +30,7 @@ burst of which no packet arrives (the loss timer runs from an ACK).
 Times are in ps; windows in packets (doubles); sequence numbers in bytes.
 """
 from libc.math cimport cbrt
+from libc.string cimport memset
 from libc.stdint cimport int64_t
 from wormhole._core.defs cimport CcParams, TcpState
 
@@ -44,24 +45,11 @@ cdef inline void tcp_bound(TcpState* st, CcParams* p) noexcept nogil:
 
 cdef inline void tcp_init(TcpState* st, CcParams* p) noexcept nogil:
     """A new connection: the initial window, slow start until the first loss."""
+    memset(st, 0, sizeof(TcpState))         # counters, timers and CUBIC's epoch state start at zero
     st.cwnd = p.tcp_init_cwnd
     st.ssthresh = p.tcp_max_cwnd
-    st.last_acked = 0
     st.last_reduce = -(<int64_t>1 << 62)     # none yet
-    st.srtt = 0
     st.epoch_start = -1
-    st.w_max = 0.0
-    st.k = 0.0
-    st.w_est = 0.0
-    st.losses = 0
-    st.timeouts = 0
-    st.probes = 0
-    st.last_progress = 0
-    st.probe_tok = 0
-    st.probe_armed = 0
-    st.rttvar = 0
-    st.backoff = 0
-    st.probed = 0
     tcp_bound(st, p)
 
 

@@ -21,7 +21,7 @@ import numpy as np
 from wormhole._core.defs cimport *
 from wormhole._core.heap cimport heap_push, heap_push_seq, heap_pop, key_next, key_before, key_rank
 from wormhole._core.draws cimport draw_defer, draw_orphan
-from wormhole._core.vec cimport _append
+from wormhole._core.vec cimport _append, _grow as _grow_nogil
 from wormhole._core cimport accel
 from wormhole._core.accel cimport port_frozen, memo_notes_due
 from wormhole._core.mmu cimport (mmu_threshold, mmu_admit, mmu_add, mmu_remove, mmu_should_pause,
@@ -946,33 +946,26 @@ cdef inline int32_t event_node(Sim* s, Event* e) noexcept nogil:
     return s.n_nodes
 
 
+cdef int _slots_grow(Sim* s) noexcept nogil:
+    """KEY_RANK: room for more slots in rank_val and the round log (out of rank_slot's
+    inline path); -1 if memory ran out (the arrays grown so far are kept)."""
+    cdef int64_t cap = s.cap_slot * 2 + 4096
+    if (_grow_nogil(<void**>&s.rank_val, cap * sizeof(int64_t)) != 0 or _grow_nogil(<void**>&s.log_t, cap * sizeof(int64_t)) != 0
+            or _grow_nogil(<void**>&s.log_pv, cap * sizeof(int64_t)) != 0
+            or _grow_nogil(<void**>&s.log_seq, cap * sizeof(uint64_t)) != 0):
+        return -1
+    s.cap_slot = cap
+    return 0
+
+
 cdef inline int rank_slot(Sim* s, Event* e) noexcept nogil:
     """KEY_RANK: the popped event takes the next slot (provisional rank: the round's base
     plus its place among the process's events of the round) and logs its key for the
     round's ranking (parallel.pxi); what it schedules is keyed by that slot.
     Returns -1 if memory ran out."""
-    cdef int64_t i = s.n_slot, cap, ts = e.ts, sl
-    cdef int64_t* v
-    cdef int64_t* lt
-    cdef int64_t* lts
-    cdef uint64_t* lq
-    if i == s.cap_slot:
-        cap = s.cap_slot * 2 + 4096
-        v = <int64_t*>realloc(s.rank_val, cap * sizeof(int64_t))
-        if v != NULL:
-            s.rank_val = v
-        lt = <int64_t*>realloc(s.log_t, cap * sizeof(int64_t))
-        if lt != NULL:
-            s.log_t = lt
-        lts = <int64_t*>realloc(s.log_pv, cap * sizeof(int64_t))
-        if lts != NULL:
-            s.log_pv = lts
-        lq = <uint64_t*>realloc(s.log_seq, cap * sizeof(uint64_t))
-        if lq != NULL:
-            s.log_seq = lq
-        if v == NULL or lt == NULL or lts == NULL or lq == NULL:
-            return -1
-        s.cap_slot = cap
+    cdef int64_t i = s.n_slot, ts = e.ts, sl
+    if i == s.cap_slot and _slots_grow(s) != 0:
+        return -1
     s.rank_val[i] = s.rank_base + (i - s.slot0)
     s.log_t[i] = e.t
     if ts < 0:

@@ -35,6 +35,7 @@ from dataclasses import dataclass
 from ..cc import PRESETS, REGISTRY as CC_REGISTRY
 from ..errors import WormholeError, read_yaml
 from ..topology import Topology
+from .. import units
 from ..units import NS, US
 
 PRESET_DIR = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "presets")
@@ -66,22 +67,15 @@ def parse_bandwidth(text, where=(None, None), what="bandwidth"):
     return v
 
 
-_SIZE = re.compile(r"^\s*([0-9.eE+-]+)\s*(B|KB|MB|KiB|MiB)\s*$")
-_SIZE_SCALE = {"B": 1, "KB": 1e3, "MB": 1e6, "KiB": 1024, "MiB": 1 << 20}
-
-
 def parse_size(text, where=(None, None), what="buffer"):
-    """'1.6MiB' / '9MB' / '512KB' -> bytes (an int)."""
-    m = _SIZE.match(str(text))
-    if not m:
-        raise SpecError("%s must look like 9MB, 1.6MiB or 512KB" % what, where[0], where[1], text)
+    """'1.6MiB' / '9MB' / '512KB' -> bytes (an int, rounded; units.parse_size)."""
     try:
-        v = float(m.group(1)) * _SIZE_SCALE[m.group(2)]
-    except ValueError:
-        raise SpecError("%s is not a number" % what, where[0], where[1], text)
-    if not math.isfinite(v) or v < 1:
+        v = units.parse_size(str(text), whole=False)
+    except ValueError as e:
+        raise SpecError("%s must look like 9MB, 1.6MiB or 512KB (%s)" % (what, e), where[0], where[1], text)
+    if v < 1:
         raise SpecError("%s must be at least one byte" % what, where[0], where[1], text)
-    return int(round(v))
+    return v
 
 
 def parse_latency(text, where=(None, None)):
