@@ -132,3 +132,31 @@ def test_shipped_host_spec_loads_and_runs(tmp_path):
     a = {j.job_id: j.end for j in with_h.jobs}
     b = {j.job_id: j.end for j in without.jobs}
     assert all(a[k] >= b[k] - 1e-9 for k in a)
+
+
+def test_placement_ties_lowest_index_or_drawn_as_kubernetes_does():
+    from wormhole.cluster.policies import PolicyError, get_policy, load_balancing, bin_packing
+    # LeastAllocated on free [3, 2, 2, 2]: the first pod goes to server 0; then all four tie at 6 of 8 used
+    assert load_balancing(2, [3, 2, 2, 2], [8] * 4) == [0, 0]
+    seconds = {tuple(get_policy("load-balancing", seed)(2, [3, 2, 2, 2], [8] * 4)) for seed in range(40)}
+    assert {p[0] for p in seconds} == {0} and {p[1] for p in seconds} == {0, 1, 2, 3}
+    # MostAllocated: the first pod's tie among equally full servers is drawn, the rest follow it (now fullest)
+    draws = {tuple(get_policy("bin-packing", seed)(3, [8, 8, 5, 5], [8] * 4)) for seed in range(40)}
+    assert draws == {(2, 2, 2), (3, 3, 3)} and bin_packing(3, [8, 8, 5, 5], [8] * 4) == [2, 2, 2]
+    # no tie, no draw: the same placement for every seed
+    assert {tuple(get_policy("load-balancing", s)(3, [8, 5, 4, 2], [8] * 4)) for s in range(10)} == {(0, 0, 0)}
+    # equal fractions of different capacities tie too (2 of 4 and 4 of 8 used)
+    assert {tuple(get_policy("bin-packing", s)(1, [2, 4], [4, 8])) for s in range(30)} == {(0,), (1,)}
+    with pytest.raises(PolicyError, match="tie seed"):
+        get_policy("bin-packing", "3")
+
+
+def test_cluster_command_takes_a_tie_seed(tmp_path):
+    out = tmp_path / "o"
+    args = ("cluster", "--trace", os.path.join(DATA, "testbed-trace-16gpu.csv"), "--cluster", "testbed-16gpu",
+            "--policy", "load-balancing", "--contention", "mosim", "--limit", "10")
+    r = run_cli(*args, "--tie-seed", "4", "--out", str(out))
+    assert r.returncode == 0, r.stderr
+    assert len((out / "mosim" / "jobs.csv").read_text().splitlines()) == 11
+    r = run_cli(*args, "--tie-seed", "x", "--out", str(tmp_path / "o2"))
+    assert r.returncode == 2 and r.stderr.count("\n") == 1 and "tie-seed" in r.stderr

@@ -43,6 +43,10 @@ from dataclasses import dataclass
 from .spec import SpecError, parse_bandwidth
 
 HOST_KEYS = ("gpus_per_switch", "uplink", "gpus_per_socket", "memory")
+# bytes/s of x16 PCIe 3.0, one direction: 8 GT/s x 16 lanes x 128/130 encoding / 8 bits
+PCIE3_X16_BPS = 8e9 * 16 * 128 / 130 / 8
+# 6 DDR4-2666 channels x 8 bytes x 2666 MT/s (the Xeon Gold 5220R's memory, each socket)
+DDR4_2666_6CH_BPS = 6 * 8 * 2666e6
 # bytes through socket memory per byte of input / per byte sent or received across servers (see the docstring)
 MEM_PER_INPUT = 2
 MEM_PER_STAGED = 4
@@ -54,6 +58,11 @@ class HostSpec:
     uplink_Bps: float        # each PCIe switch's uplink, bytes/s per direction
     gpus_per_socket: int     # GPU slots on each CPU socket
     memory_Bps: float        # host-memory bandwidth of each socket, bytes/s
+
+
+# MoSim's testbed servers (8 V100-SXM2, 2 Xeon Gold 5220R; the DGX-1-like layout of 8-GPU V100-SXM2 servers: two
+# GPUs behind each of four PCIe switches, two switches on each socket)
+V100_SXM2 = HostSpec(2, PCIE3_X16_BPS, 4, DDR4_2666_6CH_BPS)
 
 
 def parse_host(doc, path=None):

@@ -126,10 +126,10 @@ def prepare(jobs, pool, spec, default_model_rng=None, loading="within"):
 
 
 class ClusterSimulator:
-    def __init__(self, jobs, pool, spec, contention, policy=None, loading="within", model_rng=None):
+    def __init__(self, jobs, pool, spec, contention, policy=None, loading="within", model_rng=None, tie_seed=None):
         self.spec = spec
         self.policy_name = policy or spec.policy
-        self.policy = get_policy(self.policy_name)
+        self.policy = get_policy(self.policy_name, tie_seed)
         self.contention = contention
         self.pending = prepare(jobs, pool, spec, model_rng, loading)
         self.recomputes = 0
