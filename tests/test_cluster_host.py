@@ -160,3 +160,21 @@ def test_cluster_command_takes_a_tie_seed(tmp_path):
     assert len((out / "mosim" / "jobs.csv").read_text().splitlines()) == 11
     r = run_cli(*args, "--tie-seed", "x", "--out", str(tmp_path / "o2"))
     assert r.returncode == 2 and r.stderr.count("\n") == 1 and "tie-seed" in r.stderr
+
+
+def test_without_p2p_the_ring_inside_a_server_is_staged_too():
+    e = entry("m", 10.0, 1.0, workers=2)
+    r = job("r", e, [0, 0], [0, 1])
+    ring = sync_bytes(r, "rate")
+    assert ring == 0.0          # the toy profile shows no network time: nothing to stage
+    pool = ModelPool.load("v100")
+    r = Running("r", None, "vgg16", 2, pool.entry("vgg16"), pool.profile("vgg16", 2), 1.0, servers=[0, 0])
+    ring, inp = sync_bytes(r, "rate"), pool.entry("vgg16").input_mb * 1e6
+    assert ring > 0
+    assert worker_bytes(r, [0, 1])[0][2] == {"h2d": inp, "d2h": 0.0, "mem": 2 * inp}         # p2p: NVLink
+    # each of the two workers sends its ring message to the other through the host: 3 memory touches per end
+    assert worker_bytes(r, [0, 1], p2p=False)[1][2] == {"h2d": inp + ring, "d2h": ring, "mem": 2 * inp + 6 * ring}
+    with pytest.raises(SpecError, match="p2p"):
+        parse_host({"gpus_per_switch": 2, "uplink": "1GB/s", "gpus_per_socket": 4, "memory": "1GB/s", "p2p": "no"})
+    assert parse_host({"gpus_per_switch": 2, "uplink": "1GB/s", "gpus_per_socket": 4, "memory": "1GB/s",
+                       "p2p": False}).p2p is False

@@ -3,7 +3,10 @@
 A worker's iteration moves bytes through its server's host, not only through
 the NIC: the input batch is copied host -> GPU, and NCCL's socket transport
 (no GPUDirect RDMA) stages every byte a worker sends to or receives from
-another server in host memory.  Jobs on one server share two kinds of paths
+another server in host memory; where the workers of one server cannot reach
+each other's GPUs (``p2p: false``: each worker in its own container seeing only
+its GPU, so NCCL falls back to sockets between them), their ring traffic inside
+the server is staged the same way.  Jobs on one server share two kinds of paths
 (the spec's ``host`` section, :class:`HostSpec`):
 
 - each PCIe switch's uplink to its CPU, shared by the ``gpus_per_switch`` GPU
@@ -14,16 +17,17 @@ another server in host memory.  Jobs on one server share two kinds of paths
 
 Bytes per worker per iteration (:func:`worker_bytes`):
 
-- uplink, host -> GPU: the input batch (the pool's ``input_mb``) + the bytes
-  received from another server; GPU -> host: the bytes sent to another server;
-- socket memory: 2 x input (the loader writes the batch, the copy reads it) +
-  4 x (sent + received) (the GPU's copy, the socket's copy in and out of the
-  kernel buffer, the NIC's DMA).
+- uplink, host -> GPU: the input batch (the pool's ``input_mb``) + the staged
+  bytes it receives; GPU -> host: the staged bytes it sends;
+- socket memory: 2 x input (the loader writes the batch, the copy reads it);
+  per staged byte sent, the GPU's copy out (1) and the socket's copy into the
+  kernel (read + write, 2), and the NIC's DMA (1) if it leaves the server; per
+  staged byte received the same in reverse (so 4 across servers, 3 inside).
 
-The bytes crossing servers are the fabric's ring messages
-(:func:`wormhole.cluster.fabric.sync_bytes`, ``rate`` volume) on the ring's
-server boundaries, the ring ordered server by server and by slot within a
-server: a server's last worker of the job sends, its first receives.
+The ring's bytes per link are the fabric's messages
+(:func:`wormhole.cluster.fabric.sync_bytes`, ``rate`` volume), the ring
+ordered server by server and by slot within a server: a server's last worker of
+the job sends across, its first receives.
 
 Time (:func:`host_extensions`): a copy of b bytes on a path of capacity C takes
 b / C alone.  The other jobs' workers on the path keep it busy a fraction
@@ -43,13 +47,15 @@ from dataclasses import dataclass
 from .spec import SpecError, parse_bandwidth
 
 HOST_KEYS = ("gpus_per_switch", "uplink", "gpus_per_socket", "memory")
+OPTIONAL_KEYS = ("p2p",)
 # bytes/s of x16 PCIe 3.0, one direction: 8 GT/s x 16 lanes x 128/130 encoding / 8 bits
 PCIE3_X16_BPS = 8e9 * 16 * 128 / 130 / 8
 # 6 DDR4-2666 channels x 8 bytes x 2666 MT/s (the Xeon Gold 5220R's memory, each socket)
 DDR4_2666_6CH_BPS = 6 * 8 * 2666e6
 # bytes through socket memory per byte of input / per byte sent or received across servers (see the docstring)
 MEM_PER_INPUT = 2
-MEM_PER_STAGED = 4
+MEM_PER_STAGED = 4          # a byte crossing servers, at each end
+MEM_PER_STAGED_INTRA = 3    # a byte between two workers of one server without p2p, at each end
 
 
 @dataclass(frozen=True)
@@ -58,18 +64,20 @@ class HostSpec:
     uplink_Bps: float        # each PCIe switch's uplink, bytes/s per direction
     gpus_per_socket: int     # GPU slots on each CPU socket
     memory_Bps: float        # host-memory bandwidth of each socket, bytes/s
+    p2p: bool = True         # workers on one server reach each other's GPU directly (False: staged through the host)
 
 
 # MoSim's testbed servers (8 V100-SXM2, 2 Xeon Gold 5220R; the DGX-1-like layout of 8-GPU V100-SXM2 servers: two
-# GPUs behind each of four PCIe switches, two switches on each socket)
-V100_SXM2 = HostSpec(2, PCIE3_X16_BPS, 4, DDR4_2666_6CH_BPS)
+# GPUs behind each of four PCIe switches, two switches on each socket), its jobs' workers one GPU each in their own
+# pods (the trace's gpu_per_worker = 1), so no P2P between them
+V100_SXM2 = HostSpec(2, PCIE3_X16_BPS, 4, DDR4_2666_6CH_BPS, False)
 
 
 def parse_host(doc, path=None):
     """The spec's ``host`` mapping -> HostSpec (every key required)."""
     if not isinstance(doc, dict):
         raise SpecError("host must be a mapping with %s" % ", ".join(HOST_KEYS), path, None, doc)
-    unknown = sorted(map(str, set(doc) - set(HOST_KEYS)))
+    unknown = sorted(map(str, set(doc) - set(HOST_KEYS) - set(OPTIONAL_KEYS)))
     if unknown:
         raise SpecError("unknown host key(s) %s" % ", ".join(unknown), path, None, unknown)
     missing = [k for k in HOST_KEYS if k not in doc]
@@ -79,8 +87,11 @@ def parse_host(doc, path=None):
         v = doc[k]
         if isinstance(v, bool) or not isinstance(v, int) or v < 1:
             raise SpecError("host %s must be a positive integer" % k, path, None, v)
+    p2p = doc.get("p2p", True)
+    if not isinstance(p2p, bool):
+        raise SpecError("host p2p must be true or false", path, None, p2p)
     return HostSpec(doc["gpus_per_switch"], parse_bandwidth(doc["uplink"], (path, None), "host uplink"),
-                    doc["gpus_per_socket"], parse_bandwidth(doc["memory"], (path, None), "host memory"))
+                    doc["gpus_per_socket"], parse_bandwidth(doc["memory"], (path, None), "host memory"), p2p)
 
 
 def assign_slots(free_slots, servers):
@@ -117,25 +128,26 @@ def _slots(running):
     return out
 
 
-def worker_bytes(r, slots):
+def worker_bytes(r, slots, p2p=True):
     """[(server, slot, {path kind: bytes per iteration})] of job ``r``'s
     workers; kinds ``h2d`` and ``d2h`` (its switch's uplink directions) and
-    ``mem`` (its socket's memory)."""
+    ``mem`` (its socket's memory).  ``p2p=False`` stages the ring's links
+    inside a server through the host too."""
     from .fabric import sync_bytes      # the fabric imports the spec; here lazily
     inp = getattr(r.entry, "input_mb", 0.0) * 1e6
     order = sorted(range(len(r.servers)), key=lambda i: (r.servers[i], slots[i]))
-    cross = len(set(r.servers)) > 1 and r.gpus > 1
-    ring = sync_bytes(r, "rate") if cross else 0.0
     n = len(order)
-    sent, recv = [0.0] * n, [0.0] * n
+    ring = sync_bytes(r, "rate") if n > 1 else 0.0
+    sent, recv, mem = [0.0] * n, [0.0] * n, [MEM_PER_INPUT * inp] * n
     for k, i in enumerate(order):
         nxt = order[(k + 1) % n]
-        if cross and r.servers[nxt] != r.servers[i]:
+        per = MEM_PER_STAGED if r.servers[nxt] != r.servers[i] else MEM_PER_STAGED_INTRA if not p2p else 0
+        if per and ring > 0:
             sent[i] += ring
             recv[nxt] += ring
-    return [(r.servers[i], slots[i], {"h2d": inp + recv[i], "d2h": sent[i],
-                                      "mem": MEM_PER_INPUT * inp + MEM_PER_STAGED * (sent[i] + recv[i])})
-            for i in range(n)]
+            mem[i] += per * ring
+            mem[nxt] += per * ring
+    return [(r.servers[i], slots[i], {"h2d": inp + recv[i], "d2h": sent[i], "mem": mem[i]}) for i in range(n)]
 
 
 def _paths(host, server, slot, kind):
@@ -158,7 +170,7 @@ def host_extensions(running, spec):
     workers = {}
     for r in active:
         ws = []
-        for server, slot, kinds in worker_bytes(r, slots[r.key]):
+        for server, slot, kinds in worker_bytes(r, slots[r.key], host.p2p):
             mine = []
             for kind, b in kinds.items():
                 if b <= 0:
