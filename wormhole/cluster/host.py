@@ -74,7 +74,7 @@ V100_SXM2 = HostSpec(2, PCIE3_X16_BPS, 4, DDR4_2666_6CH_BPS, False)
 
 
 def parse_host(doc, path=None):
-    """The spec's ``host`` mapping -> HostSpec (every key required)."""
+    """The spec's ``host`` mapping -> HostSpec (every key but ``p2p`` required)."""
     if not isinstance(doc, dict):
         raise SpecError("host must be a mapping with %s" % ", ".join(HOST_KEYS), path, None, doc)
     unknown = sorted(map(str, set(doc) - set(HOST_KEYS) - set(OPTIONAL_KEYS)))

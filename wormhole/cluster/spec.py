@@ -10,7 +10,7 @@ bandwidth, scheduling policy.
     efficiency: 0.741             # goodput of one transfer / line rate (optional; see below)
     buffer: 1.6MiB                # shared buffer of each fabric switch (optional; the transport preset's)
     host:                         # the servers' host I/O shared by co-located jobs (optional; wormhole.cluster.host)
-      {gpus_per_switch: 2, uplink: 15.75GB/s, gpus_per_socket: 4, memory: 128GB/s}
+      {gpus_per_switch: 2, uplink: 15.75GB/s, gpus_per_socket: 4, memory: 128GB/s, p2p: false}
 
 Rates accept ``Gbps``/``Mbps``/``bps`` or ``GB/s``/``MB/s`` (decimal).  The
 spec also builds the fabric the ``flow`` and ``packet`` contention models
@@ -29,7 +29,8 @@ meet it by sending more wire bytes per payload byte, the factor measured on one
 transfer.  Without ``efficiency`` the NIC's goodput is the line rate (mosim)
 and whatever the transport achieves (fabric).  ``host`` describes each
 server's PCIe switches and CPU sockets (GPU slots per switch and per socket, a
-switch uplink's and a socket's memory bandwidth); with it every contention
+switch uplink's and a socket's memory bandwidth, and ``p2p``: whether workers on
+one server reach each other's GPUs directly); with it every contention
 model adds the compute contention of jobs sharing those paths
 (:mod:`wormhole.cluster.host`); without it there is none.
 """
