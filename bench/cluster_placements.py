@@ -9,9 +9,12 @@ standalone one (loading + iterations x the profiled iteration, all workers on
 one server) then says whether the placement is plausible: a job the policy puts
 on one server should not run much slower than alone (nothing crosses a NIC),
 one it spreads may.  Printed per policy and tie rule: the one-server and the
-spread jobs' ratios, and the jobs on one server slower than ``--slow`` x.
+spread jobs' ratios, and the jobs on one server slower than ``--slow`` x;
+``--corunners`` lists, for each of those, the jobs that shared its server and
+for what share of its run (lowest-index ties).
 
     python bench/cluster_placements.py [--testbeds 16,32] [--measured32 DIR] [--tie-seeds 0,1,2,3] [--slow 1.5]
+                                       [--corunners]
 """
 import argparse
 import os
@@ -52,12 +55,33 @@ def replay(jobs, measured, spec, policy, seed):
     return where, by
 
 
+def corunners(jobs, where, by, alone, slow, pool):
+    """For each one-server job slower than ``slow`` x alone: the jobs on its server while it ran."""
+    for j in jobs:
+        m, p = by[j.job_id], where[j.job_id]
+        if len(set(p)) != 1 or m.training / alone[j.job_id] <= slow:
+            continue
+        out = []
+        for k in jobs:
+            if k.job_id == j.job_id or p[0] not in where[k.job_id]:
+                continue
+            mk = by[k.job_id]
+            share = (min(m.end, mk.end) - max(m.start, mk.start)) / (m.end - m.start)
+            if share > 0:
+                out.append("%s (%s x%d on servers %s, %.0f%%)" % (k.job_id, pool.canonical(k.model), k.gpus,
+                                                                    "+".join(map(str, sorted(set(where[k.job_id])))),
+                                                                    100 * share))
+        print("    job %s (%s x%d, server %d, %.2fx): %s" % (j.job_id, pool.canonical(j.model), j.gpus, p[0],
+                                                            m.training / alone[j.job_id], "; ".join(out)))
+
+
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--testbeds", default="16,32")
     ap.add_argument("--measured32", metavar="DIR", help="folder with MoSim's k8sbp.csv and k8slb.csv")
     ap.add_argument("--tie-seeds", default="", help="comma-separated tie seeds besides the lowest-index rule")
     ap.add_argument("--slow", type=float, default=1.5, help="a one-server job slower than this x alone is listed")
+    ap.add_argument("--corunners", action="store_true", help="the jobs sharing each listed job's server")
     args = ap.parse_args()
     pool = ModelPool.load("v100")
     seeds = [None] + [int(x) for x in args.tie_seeds.split(",") if x]
@@ -91,6 +115,8 @@ def main():
                       "one-server jobs > %.1fx alone: %d %s" % (
                           bed, policy, "lowest" if seed is None else "seed %d" % seed, len(one), med(one),
                           len(spread), med(spread), args.slow, len(slow), " ".join(slow)))
+                if args.corunners and seed is None:
+                    corunners(jobs, where, by, alone, args.slow, pool)
 
 
 if __name__ == "__main__":
