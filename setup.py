@@ -14,6 +14,12 @@ extensions = [
         [os.path.join(CORE, "fluid.pyx")],
         extra_compile_args=FLAGS,
     ),
+    # NVLink chains of the ring collectives (workload layer): their recurrence as a C loop
+    Extension(
+        "wormhole._core.chains",
+        [os.path.join(CORE, "chains.pyx")],
+        extra_compile_args=FLAGS,
+    ),
     Extension(
         "wormhole._core.routing",
         [os.path.join(CORE, "routing.pyx")],

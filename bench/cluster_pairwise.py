@@ -17,6 +17,13 @@ one of them (a long run in pieces).
     python bench/cluster_pairwise.py [--models mosim,flow,packet] [--variants] [--paper12] [--hop BYTES]
                                      [--transport tcp] [--buffer 1.6MiB] [--only m1,m2] [--rows m1,m2] [--csv OUT.csv]
                                      [--collective flows|ring] [--offsets spread|actual]
+                                     [--host] [--slots blocked|interleaved]
+
+``--host`` adds the servers' host I/O (wormhole.cluster.host.V100_SXM2) so the
+two jobs also contend for PCIe switch uplinks and socket memory; ``--slots``
+gives them the GPU slots: blocked (A on 0-3, B on 4-7 of each server, as a device
+plugin handing out the lowest free devices) or interleaved (alternating: every
+switch shared, the most host contention this placement allows).
 """
 import argparse
 import os
@@ -30,7 +37,7 @@ sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__)))) 
 from wormhole import WormholeError  # noqa: E402
 from wormhole.cluster import ClusterSpec, ModelPool, make_contention  # noqa: E402
 from wormhole.cluster.spec import parse_size  # noqa: E402
-from wormhole.cluster.pairwise import PAPER_MODELS, pairwise_table  # noqa: E402
+from wormhole.cluster.pairwise import PAPER_MODELS, SLOTS, pairwise_table  # noqa: E402
 from wormhole.outputs import check_file, write_files  # noqa: E402
 
 
@@ -53,6 +60,8 @@ def main():
     ap.add_argument("--only", help="comma-separated models: the pairs of these models only")
     ap.add_argument("--rows", help="comma-separated models: only these as job A (against every model B), so "
                     "that a long run can go in pieces")
+    ap.add_argument("--host", action="store_true", help="the servers' host I/O (V100_SXM2) shared by the two jobs")
+    ap.add_argument("--slots", default="blocked", help="the jobs' GPU slots: blocked or interleaved (with --host)")
     args = ap.parse_args()
     if args.csv:
         try:
@@ -61,10 +70,14 @@ def main():
             sys.exit("cluster_pairwise: error: %s" % e)
     pool, spec = ModelPool.load(args.pool), ClusterSpec.load(args.cluster)
     try:
-        if args.transport or args.buffer:
+        if args.slots not in SLOTS:
+            raise WormholeError("--slots must be one of %s" % ", ".join(SLOTS), value=args.slots)
+        if args.transport or args.buffer or args.host:
+            from wormhole.cluster.host import V100_SXM2
             spec = ClusterSpec(spec.servers, spec.policy, spec.latency_ps, spec.name, spec.source,
                                args.transport or spec.transport, spec.efficiency,
-                               parse_size(args.buffer, (None, None), "--buffer") if args.buffer else spec.buffer_bytes)
+                               parse_size(args.buffer, (None, None), "--buffer") if args.buffer else spec.buffer_bytes,
+                               V100_SXM2 if args.host else spec.host)
         only = None if not args.only else [pool.canonical(m) for m in args.only.split(",") if pool.entry(m)]
         rows = None if not args.rows else [pool.canonical(m) for m in args.rows.split(",") if pool.entry(m)]
     except WormholeError as e:
@@ -94,7 +107,8 @@ def main():
     tables = {}
     for m, base, kw in runs:
         t0 = time.perf_counter()
-        tables[m] = pairwise_table(pool, spec, make_contention(base, **kw), models=models, rows=rows)
+        tables[m] = pairwise_table(pool, spec, make_contention(base, **kw), models=models, rows=rows,
+                                   slots=args.slots)
         v = np.array(list(tables[m].values()))
         print("%-14s %d pairs in %.1f s: mean %.3fx, median %.3fx, max %.3fx (%s with %s)" % (
             m, len(v), time.perf_counter() - t0, v.mean(), np.median(v), v.max(),

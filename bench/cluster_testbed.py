@@ -11,12 +11,16 @@ training, average / median / P99 JCT, makespan %) are printed beside.
     python bench/cluster_testbed.py [--models none,fixed,mosim,flow,packet] [--measured32 DIR] [--shared DIR]
                                     [--transport tcp] [--buffer 1.6MiB] [--testbeds 16,32]
                                     [--collective flows|ring] [--offsets spread|actual] [--hop BYTES]
-                                    [--policies bin-packing,load-balancing]
+                                    [--policies bin-packing,load-balancing] [--host] [--tie-seeds 0,1,2,3]
 
 ``--transport`` / ``--buffer`` replace the specs' packet transport and switch
 buffer; ``--testbeds`` picks the testbeds (GPU counts), ``--policies`` the
 policies; ``--collective``, ``--offsets`` and ``--hop`` set the fabric models'
 all-reduce, job phases and packet time scaling (see wormhole.cluster.fabric).
+``--host`` gives the specs the testbed servers' host I/O (wormhole.cluster.host.
+V100_SXM2: 2 GPUs per PCIe 3.0 x16 switch, 4 per socket, 128 GB/s of memory per
+socket), so co-located jobs contend for it; ``--tie-seeds`` breaks placement
+ties at random as Kubernetes does, one run per seed, and prints their mean.
 """
 import argparse
 import os
@@ -30,8 +34,9 @@ from wormhole.cluster import (ClusterSimulator, ClusterSpec, ModelPool, compare,
 from wormhole.cluster.metrics import FIGURES  # noqa: E402
 from wormhole.cluster.spec import parse_size  # noqa: E402
 
-OVERRIDE = {}       # transport / buffer_bytes replacing the specs' (--transport, --buffer)
+OVERRIDE = {}       # transport / buffer_bytes / host replacing the specs' (--transport, --buffer, --host)
 FABRIC = {}         # the fabric models' options (--collective, --offsets, --hop)
+SEEDS = [None]      # placement tie seeds (--tie-seeds; None: the lowest server index)
 
 
 def load_spec(cluster):
@@ -39,7 +44,7 @@ def load_spec(cluster):
     if not OVERRIDE:
         return s
     return ClusterSpec(s.servers, s.policy, s.latency_ps, s.name, s.source, OVERRIDE.get("transport", s.transport),
-                       s.efficiency, OVERRIDE.get("buffer_bytes", s.buffer_bytes))
+                       s.efficiency, OVERRIDE.get("buffer_bytes", s.buffer_bytes), OVERRIDE.get("host", s.host))
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 DATA = os.path.join(HERE, "..", "tests", "data", "cluster")
@@ -59,16 +64,24 @@ def table(title, trace, cluster, measured_of, models, pool, published=False):
     for policy in POLICIES:
         measured = measured_of(policy)
         for m in models:
-            c = make_contention(m, **FABRIC)
-            t0 = time.perf_counter()
-            res = ClusterSimulator(jobs, pool, load_spec(cluster), c, policy=policy).run()
-            wall = time.perf_counter() - t0
-            if measured is None:
-                print("%-15s %-7s %s %8.2f" % (policy, m, " " * 70, wall))
-                continue
-            e = compare(res.jobs, measured)
-            print("%-15s %-7s %8.2f %8.2f %8.2f %8.2f %8.2f %6.3f %8.0f %8.2f" % (
-                policy, m, *[e["mape_" + f] for f in FIGURES], e["ks_jct"], e["wasserstein_jct_s"], wall))
+            errs = []
+            for seed in SEEDS:
+                c = make_contention(m, **FABRIC)
+                t0 = time.perf_counter()
+                res = ClusterSimulator(jobs, pool, load_spec(cluster), c, policy=policy, tie_seed=seed).run()
+                wall = time.perf_counter() - t0
+                label = m if seed is None else "%s/%d" % (m, seed)
+                if measured is None:
+                    print("%-15s %-7s %s %8.2f" % (policy, label, " " * 70, wall))
+                    continue
+                e = compare(res.jobs, measured)
+                row = [e["mape_" + f] for f in FIGURES] + [e["ks_jct"], e["wasserstein_jct_s"]]
+                errs.append(row)
+                print("%-15s %-7s %8.2f %8.2f %8.2f %8.2f %8.2f %6.3f %8.0f %8.2f" % (policy, label, *row, wall))
+            if len(errs) > 1:
+                mean = [sum(col) / len(col) for col in zip(*errs)]
+                print("%-15s %-7s %8.2f %8.2f %8.2f %8.2f %8.2f %6.3f %8.0f   (mean of %d seeds)" % (
+                    policy, m, *mean, len(errs)))
         if published and measured is not None:
             print("%-15s %-7s %8.2f %8.2f %8.2f %8.2f %8.2f %6.3f %8.0f   (MoSim's paper)" % (
                 policy, "MoSim", *PUBLISHED[policy]))
@@ -87,7 +100,14 @@ def main():
     ap.add_argument("--hop", type=int, default=4 << 20, help="packet replay: bytes per worker per iteration")
     ap.add_argument("--policies", default="bin-packing,load-balancing", help="the policies to run")
     ap.add_argument("--testbeds", default="16,32", help="the testbeds to run (GPU counts: 16, 32)")
+    ap.add_argument("--host", action="store_true", help="the testbed servers' host I/O (V100_SXM2) in the specs")
+    ap.add_argument("--tie-seeds", help="comma-separated placement tie seeds: one run per seed and their mean")
     args = ap.parse_args()
+    if args.host:
+        from wormhole.cluster.host import V100_SXM2
+        OVERRIDE["host"] = V100_SXM2
+    if args.tie_seeds:
+        SEEDS[:] = [int(x) for x in args.tie_seeds.split(",")]
     FABRIC.update(collective=args.collective, offsets=args.offsets, packet_hop_bytes=args.hop)
     POLICIES[:] = args.policies.split(",")
     if args.transport:

@@ -136,3 +136,22 @@ def test_bench_write_cm(tmp_path):
     assert cm.nodes == 16 and len(cm.connections) == rep["messages"]
     assert sum(c.size for c in cm.connections) == rep["fabric_bytes"]
     assert min(c.start for c in cm.connections) > 0          # the first bucket waits for backward compute
+
+
+def test_a_matrix_without_triggers_runs_on_the_partitioned_kernel(tmp_path):
+    """No trigger, observer or on_done: plain flows, so --threads 2 runs it, with the sequential run's fct.txt."""
+    outs = []
+    for threads in (None, "1", "2"):
+        out = tmp_path / ("t%s" % threads)
+        argv = ["run", "--topology", FT4, "--htsim", PERM, "--cc", "hpcc", "--out", str(out), "--quiet"]
+        if threads:
+            argv += ["--threads", threads]
+        r = run_cli(*argv)
+        assert r.returncode == 0, r.stderr
+        outs.append((out / "fct.txt").read_bytes())
+    assert outs[0] and outs[0] == outs[1] == outs[2]
+    net = _net()
+    run = HtsimRun(net, read_cm(PERM)).start()
+    assert run.left == 16 and run.finish is None
+    net.run()
+    assert run.left == 0 and run.finish == int(net.results["finish"].max())

@@ -61,6 +61,8 @@ def add_arguments(p):
     p.add_argument("--seed", type=int, default=0,
                    help="seed of the model draw for traces without a model column (Philly; Tiresias without "
                         "model_name); a model the pool lacks is an error, never replaced")
+    p.add_argument("--tie-seed", type=int, help="break the built-in policies' placement ties at random from this "
+                   "seed, as Kubernetes' scheduler picks among equally scored nodes (default: the lowest server index)")
     p.add_argument("--limit", type=int, help="read only the first N jobs of the trace")
     p.add_argument("--json", action="store_true", help="print the summary as one JSON object")
     p.add_argument("--timeline", metavar="FILE", help="write a Chrome/Perfetto trace-event JSON: per contention "
@@ -93,7 +95,7 @@ def run_cluster(args):
                             sender=args.sender, ring=args.ring, collective=args.collective, offsets=args.offsets)
         t0 = time.perf_counter()
         res = ClusterSimulator(jobs, pool, spec, c, policy=policy, loading=args.loading,
-                               model_rng=random.Random(args.seed)).run()
+                               model_rng=random.Random(args.seed), tie_seed=getattr(args, "tie_seed", None)).run()
         row = {"contention": m, "policy": policy, "wall_s": time.perf_counter() - t0}
         row.update(summary(res.jobs))
         row["models_drawn"] = res.stats["models_drawn"]

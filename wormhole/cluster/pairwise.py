@@ -1,7 +1,15 @@
 """MoSim's pairwise contention experiment (Sec. III-C): two 8-GPU jobs across two
 servers, each with 4 workers on each server; the iteration-time change of job A
-when co-running with job B is T_pair(A, B) / T_solo(A), both on that placement."""
+when co-running with job B is T_pair(A, B) / T_solo(A), both on that placement.
+With a spec ``host`` the jobs' GPU slots decide which PCIe switches and sockets
+they share (:mod:`wormhole.cluster.host`): ``slots="blocked"`` gives job A the
+first ``per_server`` slots of each server and B the next (as a device plugin
+handing out the lowest free devices would), ``"interleaved"`` alternates them
+(every switch shared: the most host contention the placement allows)."""
+from .host import with_host
 from .sim import Running
+
+SLOTS = ("blocked", "interleaved")
 
 # the 12 models of the paper's Table I (its pairwise figure runs each against each)
 PAPER_MODELS = ("whisper", "vgg16", "resnet50", "resnet44", "resnet110", "inception3", "gpt2", "googlenet",
@@ -14,20 +22,27 @@ def _running(key, pool, model, servers):
     return r
 
 
-def pair_change(pool, spec, contention, a, b, per_server=4):
+def pair_change(pool, spec, contention, a, b, per_server=4, slots="blocked"):
     """T_pair(a, b) / T_solo(a) under ``contention`` (a model object)."""
+    if slots not in SLOTS:
+        from ..errors import WormholeError
+        raise WormholeError("slots must be one of %s" % ", ".join(SLOTS), value=slots)
     place = [0] * per_server + [1] * per_server
+    mine = list(range(per_server)) if slots == "blocked" else list(range(0, 2 * per_server, 2))
+    other = [g + per_server for g in range(per_server)] if slots == "blocked" else [g + 1 for g in mine]
     ja = _running("A", pool, a, place)
-    solo = contention.iteration_times([ja], spec)["A"][0]
+    ja.slots = mine * 2
+    solo = with_host(contention.iteration_times([ja], spec), [ja], spec)["A"][0]
     jb = _running("B", pool, b, place)
-    pair = contention.iteration_times([ja, jb], spec)["A"][0]
+    jb.slots = other * 2
+    pair = with_host(contention.iteration_times([ja, jb], spec), [ja, jb], spec)["A"][0]
     return pair / solo
 
 
-def pairwise_table(pool, spec, contention, models=None, per_server=4, rows=None):
+def pairwise_table(pool, spec, contention, models=None, per_server=4, rows=None, slots="blocked"):
     """{(a, b): change} for every ordered pair of pool models with 2 x per_server
     worker profiles (job A only among ``rows`` if given)."""
     n = 2 * per_server
     models = [m for m in (models or pool.names()) if n in pool.entry(m).profiles]
     first = models if rows is None else [m for m in models if m in rows]
-    return {(a, b): pair_change(pool, spec, contention, a, b, per_server) for a in first for b in models}
+    return {(a, b): pair_change(pool, spec, contention, a, b, per_server, slots) for a in first for b in models}

@@ -3,8 +3,15 @@ that returns one server index per worker, or None if the job does not fit now;
 ``free`` and ``capacity`` are lists of GPUs per server.  Jobs wait in one FIFO
 queue (the head blocks the rest, as the testbed's scheduler did); a policy only
 chooses where.  User policies plug in as ``module:callable``.
+
+Ties: Kubernetes' scheduler picks uniformly at random among the nodes with the
+highest score (kube-scheduler's selectHost); the built-in policies take the
+lowest server index unless given a tie seed (``get_policy(name, tie_seed)``),
+then they draw among the tied servers as the scheduler does, one draw per
+worker (pod) with a tie.
 """
 import importlib
+import random
 
 from ..errors import WormholeError
 
@@ -13,46 +20,59 @@ class PolicyError(WormholeError):
     """Unknown policy or a policy that returned an impossible placement."""
 
 
-def _score_place(gpus, free, capacity, prefer_full):
+def _score_place(gpus, free, capacity, prefer_full, rng=None):
     """Kubernetes-style scoring, one worker (pod) at a time: MostAllocated picks the
     server with the largest allocated fraction that still has a free GPU,
-    LeastAllocated the smallest; ties go to the lower index."""
+    LeastAllocated the smallest; ties go to the lower index, or with ``rng``
+    (a random.Random) to a server drawn among the tied ones."""
     if sum(free) < gpus:
         return None
     free = list(free)
     out = []
     for _ in range(gpus):
-        best, best_key = None, None
+        tied, best_key = [], None
         for i, f in enumerate(free):
             if f <= 0:
                 continue
-            used = (capacity[i] - f) / capacity[i]
-            key = -used if prefer_full else used
-            if best_key is None or key < best_key:
-                best, best_key = i, key
+            # the allocated fraction as an exact ratio (capacity[i] - f) / capacity[i], compared by cross-multiplying
+            used = ((capacity[i] - f), capacity[i])
+            key = (-used[0] if prefer_full else used[0], used[1])
+            if best_key is None or key[0] * best_key[1] < best_key[0] * key[1]:
+                tied, best_key = [i], key
+            elif key[0] * best_key[1] == best_key[0] * key[1]:
+                tied.append(i)
+        best = tied[0] if rng is None or len(tied) == 1 else tied[rng.randrange(len(tied))]
         free[best] -= 1
         out.append(best)
     return out
 
 
-def bin_packing(gpus, free, capacity):
+def bin_packing(gpus, free, capacity, rng=None):
     """MostAllocated: fill the fullest servers first (fewest servers per job)."""
-    return _score_place(gpus, free, capacity, True)
+    return _score_place(gpus, free, capacity, True, rng)
 
 
-def load_balancing(gpus, free, capacity):
+def load_balancing(gpus, free, capacity, rng=None):
     """LeastAllocated: spread workers over the emptiest servers."""
-    return _score_place(gpus, free, capacity, False)
+    return _score_place(gpus, free, capacity, False, rng)
 
 
 POLICIES = {"bin-packing": bin_packing, "load-balancing": load_balancing}
 
 
-def get_policy(name):
+def get_policy(name, tie_seed=None):
+    """A policy by name (or a callable, returned as it is); ``tie_seed``
+    (an int) makes a built-in policy break ties at random as Kubernetes does,
+    from its own generator seeded with it."""
     if callable(name):
         return name
     if name in POLICIES:
-        return POLICIES[name]
+        if tie_seed is None:
+            return POLICIES[name]
+        if isinstance(tie_seed, bool) or not isinstance(tie_seed, int):
+            raise PolicyError("the tie seed must be an integer", value=tie_seed)
+        fn, rng = POLICIES[name], random.Random(tie_seed)
+        return lambda gpus, free, capacity: fn(gpus, free, capacity, rng)
     if ":" in str(name):
         mod, attr = str(name).split(":", 1)
         try:

@@ -5,7 +5,9 @@ time T_net (both seconds, measured or simulated with the job alone, all workers
 on one server), networking volume V_net (MB/s summed over the workers: MoSim's
 "Sum of Max TX+RX") and the loading time before the first iteration.  A model
 also carries ``grad_mb``, the gradient size each ring all-reduce moves, which
-the fabric contention models turn into flows.
+the fabric contention models turn into flows, and optionally ``input_mb``, the
+input batch one worker copies host -> GPU per iteration (the host model's,
+:mod:`wormhole.cluster.host`; 0 if absent).
 
 Pools are YAML (``workloads/pool_v100.yaml`` ships the profiles of MoSim's
 V100 testbed); ``from_mosim_csv`` builds one from MoSim's profile CSVs.
@@ -42,6 +44,7 @@ class ModelEntry:
     name: str
     grad_mb: float                  # gradient bytes per all-reduce, MB (1e6 bytes)
     profiles: dict                  # workers -> Profile
+    input_mb: float = 0.0           # input batch one worker copies host -> GPU per iteration, MB (wormhole.cluster.host)
 
 
 def _pos(v, what, where, allow_zero=True):
@@ -104,6 +107,10 @@ class ModelPool:
             if not isinstance(m, dict) or not isinstance(m.get("workers"), dict) or not m["workers"]:
                 raise PoolError("model %r needs a 'workers' mapping" % name, path, None, m)
             grad = _pos(m.get("grad_mb"), "grad_mb of %s" % name, where)
+            inp = _pos(m.get("input_mb", 0.0), "input_mb of %s" % name, where)
+            bad = sorted(map(str, set(m) - {"grad_mb", "workers", "input_mb"}))
+            if bad:
+                raise PoolError("unknown key(s) %s for model %s" % (", ".join(bad), name), path, None, bad)
             profs = {}
             for w, p in m["workers"].items():
                 try:
@@ -122,7 +129,7 @@ class ModelPool:
                 if prof.iteration_s <= 0:
                     raise PoolError("iteration time of %s x %d is zero" % (name, wi), path, None, p)
                 profs[wi] = prof
-            models[str(name)] = ModelEntry(str(name), grad, profs)
+            models[str(name)] = ModelEntry(str(name), grad, profs, inp)
         aliases = doc.get("aliases") or {}
         if not isinstance(aliases, dict) or any(str(v) not in models for v in aliases.values()):
             raise PoolError("'aliases' must map names to models of the pool", path, None, aliases)
@@ -136,6 +143,8 @@ class ModelPool:
             doc["models"][name] = {"grad_mb": e.grad_mb, "workers": {
                 w: {"compute_s": p.compute_s, "network_s": p.network_s, "volume_mbps": p.volume_mbps,
                     "loading_s": p.loading_s} for w, p in sorted(e.profiles.items())}}
+            if e.input_mb:
+                doc["models"][name]["input_mb"] = e.input_mb
         import yaml     # lazily: not needed to import the cluster layer
         return yaml.safe_dump(doc, sort_keys=False)
 

@@ -8,6 +8,7 @@ from collections import deque
 from dataclasses import dataclass, field
 
 from ..errors import WormholeError
+from .host import assign_slots, with_host
 from .policies import checked_place, get_policy
 from .trace import TraceError
 
@@ -32,6 +33,7 @@ class Running:
     factor_time: float = 0.0   # integral of the factor over training (for the mean)
     load_s: float = 0.0        # loading phase before the first iteration
     drawn: bool = False        # the model was drawn from the pool (the trace names none)
+    slots: list = None         # GPU slot of each worker on its server (the host model's PCIe switch / socket)
 
     @property
     def loading(self):
@@ -124,10 +126,10 @@ def prepare(jobs, pool, spec, default_model_rng=None, loading="within"):
 
 
 class ClusterSimulator:
-    def __init__(self, jobs, pool, spec, contention, policy=None, loading="within", model_rng=None):
+    def __init__(self, jobs, pool, spec, contention, policy=None, loading="within", model_rng=None, tie_seed=None):
         self.spec = spec
         self.policy_name = policy or spec.policy
-        self.policy = get_policy(self.policy_name)
+        self.policy = get_policy(self.policy_name, tie_seed)
         self.contention = contention
         self.pending = prepare(jobs, pool, spec, model_rng, loading)
         self.recomputes = 0
@@ -136,6 +138,7 @@ class ClusterSimulator:
         spec = self.spec
         cap = [s.gpus for s in spec.servers]
         free = list(cap)
+        free_slots = {i: list(range(c)) for i, c in enumerate(cap)}
         arrivals = deque(self.pending)
         queue, running, done = deque(), [], []
         t = 0.0
@@ -158,6 +161,9 @@ class ClusterSimulator:
                     r.end = t
                     for s in r.servers:
                         free[s] += 1
+                    for s, g in zip(r.servers, r.slots):
+                        free_slots[s].append(g)
+                        free_slots[s].sort()
                     done.append(r)
                     changed = True
                 else:
@@ -176,6 +182,7 @@ class ClusterSimulator:
                 for s in place:
                     free[s] -= 1
                 head.servers = place
+                head.slots = assign_slots(free_slots, place)
                 head.start = head.last = t
                 head.load_end = t + head.load_s
                 head.remaining = head.iterations
@@ -206,7 +213,7 @@ class ClusterSimulator:
 
     def _recompute(self, running):
         self.recomputes += 1
-        times = self.contention.iteration_times(running, self.spec)
+        times = with_host(self.contention.iteration_times(running, self.spec), running, self.spec)
         for r in running:
             r.tau, r.factor = times[r.key]
 

@@ -9,6 +9,8 @@ bandwidth, scheduling policy.
     transport: dctcp              # the packet model's congestion control (dctcp, hpcc, dcqcn, timely, tcp, cubic)
     efficiency: 0.741             # goodput of one transfer / line rate (optional; see below)
     buffer: 1.6MiB                # shared buffer of each fabric switch (optional; the transport preset's)
+    host:                         # the servers' host I/O shared by co-located jobs (optional; wormhole.cluster.host)
+      {gpus_per_switch: 2, uplink: 15.75GB/s, gpus_per_socket: 4, memory: 128GB/s, p2p: false}
 
 Rates accept ``Gbps``/``Mbps``/``bps`` or ``GB/s``/``MB/s`` (decimal).  The
 spec also builds the fabric the ``flow`` and ``packet`` contention models
@@ -25,7 +27,12 @@ socket transport moves 463 MB/s over its 5 Gbps link, 0.741).  The ``mosim``
 model's NIC capacity is the goodput (line rate x efficiency); the fabric models
 meet it by sending more wire bytes per payload byte, the factor measured on one
 transfer.  Without ``efficiency`` the NIC's goodput is the line rate (mosim)
-and whatever the transport achieves (fabric).
+and whatever the transport achieves (fabric).  ``host`` describes each
+server's PCIe switches and CPU sockets (GPU slots per switch and per socket, a
+switch uplink's and a socket's memory bandwidth, and ``p2p``: whether workers on
+one server reach each other's GPUs directly); with it every contention
+model adds the compute contention of jobs sharing those paths
+(:mod:`wormhole.cluster.host`); without it there is none.
 """
 import math
 import os
@@ -97,7 +104,7 @@ TRANSPORTS = tuple(n for n in CC_REGISTRY if n in PRESETS)   # the registry's al
 
 class ClusterSpec:
     def __init__(self, servers, policy="bin-packing", latency_ps=US, name="cluster", source=None,
-                 transport="hpcc", efficiency=None, buffer_bytes=None):
+                 transport="hpcc", efficiency=None, buffer_bytes=None, host=None):
         if not servers:
             raise SpecError("a cluster needs at least one server", source)
         if transport not in TRANSPORTS:
@@ -109,6 +116,7 @@ class ClusterSpec:
                                          or buffer_bytes < 1):
             raise SpecError("buffer must be a positive number of bytes", source, None, buffer_bytes)
         self.transport = transport
+        self.host = host                      # HostSpec (wormhole.cluster.host) or None: no host contention
         self.buffer_bytes = buffer_bytes      # shared buffer per fabric switch, bytes (None: the preset's)
         self.efficiency = None if efficiency is None else float(efficiency)
         self.servers = list(servers)
@@ -128,7 +136,7 @@ class ClusterSpec:
     @classmethod
     def uniform(cls, n_servers, gpus, nic="5Gbps", intra="16384MB/s", **kw):
         """``n_servers`` identical servers (keywords: policy, latency_ps, name,
-        transport, efficiency, buffer_bytes)."""
+        transport, efficiency, buffer_bytes, host)."""
         s = Server(gpus, parse_bandwidth(nic), parse_bandwidth(intra))
         return cls([s] * n_servers, **kw)
 
@@ -141,7 +149,8 @@ class ClusterSpec:
         doc = read_yaml(path, SpecError, "cluster spec")
         if not isinstance(doc, dict):
             raise SpecError("a cluster spec is a mapping with 'servers'", path)
-        unknown = sorted(map(str, set(doc) - {"name", "servers", "policy", "latency", "transport", "efficiency", "buffer"}))
+        unknown = sorted(map(str, set(doc) - {"name", "servers", "policy", "latency", "transport", "efficiency", "buffer",
+                                                "host"}))
         if unknown:
             raise SpecError("unknown key(s) %s" % ", ".join(unknown), path, None, unknown)
         groups = doc.get("servers")
@@ -167,9 +176,13 @@ class ClusterSpec:
         if not isinstance(pol, str):
             raise SpecError("policy must be a name", path, None, pol)
         buf = doc.get("buffer")
+        host = None
+        if doc.get("host") is not None:
+            from .host import parse_host        # host imports this module
+            host = parse_host(doc["host"], path)
         return cls(servers, pol, lat, str(doc.get("name", os.path.basename(path))), path,
                    doc.get("transport", "hpcc"), doc.get("efficiency"),
-                   None if buf is None else parse_size(buf, (path, None)))
+                   None if buf is None else parse_size(buf, (path, None)), host)
 
     def fabric(self, servers=None, nic_scale=1.0):
         """Topology of the given servers (all by default): returns (topology,

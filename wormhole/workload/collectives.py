@@ -14,6 +14,7 @@ each connection keeps at most ``max_inflight`` chunks on the wire.
 """
 from collections import deque
 
+from .._core.chains import RingChains
 from ..errors import WormholeError
 from .channels import channel_orders, ring_channels
 
@@ -101,6 +102,11 @@ class Transport:
             self.net.post(conn, int(nbytes), **cb)
         else:
             self.net.send(src, dst, int(nbytes), **cb)
+
+    def on_channel(self, src, dst):
+        """Whether a transfer from ``src`` to ``dst`` goes on the NVLink channel (one server, NVLink not
+        packets): a fixed time ``nvlink_time``, delivered in order, with no contention."""
+        return self.nvlink is None and self.server(src) == self.server(dst)
 
     def send(self, src, dst, nbytes, on_done, tag=None, channel=0):
         """Deliver ``nbytes`` from ``src`` to ``dst``; ``on_done()`` when they arrived (``channel``: the NCCL
@@ -221,6 +227,7 @@ class _Ring(Collective):
 
     n_steps = 0
     ring = True                 # ranks go in ``ring_order`` when a job builds its groups
+    collapse_nvlink = True      # NVLink hops of a ring that crosses servers computed, not scheduled (``_advance``)
 
     def __init__(self, *a, channels=None, **kw):
         super().__init__(*a, **kw)
@@ -244,6 +251,13 @@ class _Ring(Collective):
         self.inflight = [0] * n
         self.arrived = 0
         self.total_arrivals = n * self.steps * self.n_chunks
+        # NVLink-channel hops (rank i -> i + 1 on one server): delivered in order, at a fixed time each
+        self._nvl = [self.t.on_channel(self.ranks[i], self.ranks[(i + 1) % n]) for i in range(n)]
+        self._last_arr = [0] * n        # per-hop path: when the hop's last transfer arrives (in-order delivery)
+        self._dt = {}                   # chunk size -> NVLink time (ps)
+        self._chained = self.collapse_nvlink and any(self._nvl) and not all(self._nvl)
+        if self._chained:
+            self._open_chains()
 
     def _steps(self):
         return self.n_steps
@@ -280,9 +294,18 @@ class _Ring(Collective):
             for ring, w in zip(self.channels, self._where):
                 ring.ready(w[i])
             return
+        if self._chained and self._nvl[i]:
+            self._chain_ready(i)
+            return
         for c in range(self.n_chunks):
             self.queue[i].append((0, c))
         self._pump(i)
+
+    def _nvlink_dt(self, size):
+        d = self._dt.get(size)
+        if d is None:
+            d = self._dt[size] = self.t.nvlink_time(size) if size > 0 else 0
+        return d
 
     def _pump(self, i):
         q = self.queue[i]
@@ -293,7 +316,22 @@ class _Ring(Collective):
             j = (i + 1) % self.n
             if self.log is not None:
                 self.log.append(("send", self.net.now, i, k, c))
-            self._transfer(i, j, size, lambda i=i, j=j, k=k, c=c: self._arrive(i, j, k, c))
+            cb = lambda i=i, j=j, k=k, c=c: self._arrive(i, j, k, c)
+            if self._nvl[i]:                # the NVLink channel, in order: not before the hop's previous transfer
+                self._hop_count(i, size)
+                now = self.net.now
+                arr = max(now + self._nvlink_dt(size), self._last_arr[i])
+                self._last_arr[i] = arr
+                self.net.schedule(arr - now, cb)
+            else:
+                self._transfer(i, j, size, cb)
+
+    def _hop_count(self, i, size):
+        """An NVLink-channel transfer of rank i, counted as ``_transfer`` and ``Transport.send`` count one."""
+        self.sent_bytes[i] += size
+        self.transfers += 1
+        if size > 0:
+            self.t.count_nvlink(self.tag, size)
 
     def _arrive(self, i, j, k, c):
         if self.log is not None:
@@ -301,12 +339,70 @@ class _Ring(Collective):
         self.inflight[i] -= 1
         self.arrived += 1
         if k + 1 < self.steps:
+            if self._chained and self._nvl[j]:
+                self._chains.push(j, self.net.now, k + 1, c)
+                self._advance(j)
+            else:
+                self.queue[j].append((k + 1, c))
+                if self._ready[j]:
+                    self._pump(j)
+        self._pump(i)
+        self._check_done()
+
+    def _check_done(self):
+        if self.arrived == self.total_arrivals and not self._done_planned:
+            self._done_planned = True
+            if self._chained:           # the NVLink ranks' bytes, counted by the chains
+                for i in range(self.n):
+                    if self._nvl[i]:
+                        self.sent_bytes[i] += self._chains.sent_by(i)
+            if self._chain_last > self.net.now:     # the last arrival is a computed one, still ahead
+                self.net.schedule(self._chain_last - self.net.now, self._finish)
+            else:
+                self._finish()
+
+    _done_planned = False
+    _chain_last = 0
+
+    # -- NVLink chains: the hops inside a server computed when a chunk enters it (``_core.chains``) --------
+    # Only the arrival at the GPU that leaves the server through its NIC is an event (``_tail_arrive``),
+    # since its send joins the fabric.  The result is that of the hop-by-hop path (``collapse_nvlink =
+    # False``), up to the order of events that fall on one picosecond.
+
+    def _open_chains(self):
+        n = self.n
+        dts = [[self._nvlink_dt(size) for size in row] for row in self.seg_chunks]
+        self._chains = RingChains(self._nvl, self.seg_chunks, dts, self.max_inflight, self.steps)
+
+    def _chain_ready(self, i):
+        self._chains.ready(i, self.net.now)
+        self._advance(i)
+
+    def _advance(self, i):
+        ch = self._chains
+        a0, x0, b0, t0 = ch.arrived, ch.transfers, ch.nvlink_bytes, ch.nvlink_transfers
+        tails = ch.advance(i, self.log)
+        self.arrived += ch.arrived - a0
+        self.transfers += ch.transfers - x0
+        if ch.nvlink_bytes > b0:
+            self.t.count_nvlink(self.tag, ch.nvlink_bytes - b0, ch.nvlink_transfers - t0)
+        self._chain_last = ch.latest
+        if tails:
+            now = self.net.now
+            for arr, j, k, c in tails:
+                self.net.schedule(arr - now, lambda j=j, k=k, c=c: self._tail_arrive(j, k, c))
+        self._check_done()
+
+    def _tail_arrive(self, j, k, c):
+        """A chunk reached the GPU whose hop leaves the server (its NIC)."""
+        if self.log is not None:
+            self.log.append(("arrive", self.net.now, j, k, c))
+        self.arrived += 1
+        if k + 1 < self.steps:
             self.queue[j].append((k + 1, c))
             if self._ready[j]:
                 self._pump(j)
-        self._pump(i)
-        if self.arrived == self.total_arrivals:
-            self._finish()
+        self._check_done()
 
 
 class RingAllReduce(_Ring):

@@ -250,12 +250,36 @@ class HtsimRun:
             if c.trigger:
                 self._targets.setdefault(c.trigger, []).append(i)
         self._fired = {}            # trigger id -> activations so far
-        self.left = len(cm.connections)
-        self.finish = None
+        self._left = len(cm.connections)
+        self._finish = None
         self.observer = observer    # called with the FlowResult of every completed connection
+        # nothing to do when a connection ends (no trigger, observer or on_done): plain flows, which the
+        # partitioned kernel (threads=N) runs too; ``left`` and ``finish`` are then read from the results
+        self._plain = observer is None and not any(c.send_done_trigger or c.recv_done_trigger
+                                                   for c in cm.connections)
+
+    @property
+    def left(self):
+        """Connections not finished yet."""
+        if not self._plain:
+            return self._left
+        fin = self.net.results["finish"]
+        return self._left - sum(1 for f in self.flows.values() if fin[f] >= 0)
+
+    @property
+    def finish(self):
+        """When the last connection finished (ps), None before."""
+        if not self._plain:
+            return self._finish
+        if self.left > 0:
+            return None
+        fin = self.net.results["finish"]
+        return max((int(fin[f]) for f in self.flows.values()), default=self.net.now)
 
     def start(self, on_done=None):
         self.on_done = on_done
+        if on_done is not None:
+            self._plain = False
         for i, c in enumerate(self.cm.connections):
             if c.start is not None:
                 self._start(i, c.start)
@@ -266,7 +290,7 @@ class HtsimRun:
     def _start(self, i, at=None):
         c = self.cm.connections[i]
         self.flows[i] = self.net.send(self.hosts[c.src], self.hosts[c.dst], int(c.size), at=at,
-                                      on_done=lambda r, i=i: self._done(i, r))
+                                      on_done=None if self._plain else lambda r, i=i: self._done(i, r))
 
     def _done(self, i, r=None):
         if self.observer is not None:
@@ -275,9 +299,9 @@ class HtsimRun:
         for t in dict.fromkeys((c.send_done_trigger, c.recv_done_trigger)):
             if t:
                 self._activate(t)
-        self.left -= 1
-        if self.left == 0:
-            self.finish = self.net.now
+        self._left -= 1
+        if self._left == 0:
+            self._finish = self.net.now
             if self.on_done is not None:
                 self.on_done(self)
 
