@@ -33,7 +33,7 @@ extensions = [
         [os.path.join(CORE, "accel.pyx")],
         depends=[os.path.join(CORE, n) for n in ("accel.pxd", "defs.pxd", "heap.pxd", "vec.pxd", "accel_window.pxi",
                                                  "accel_partition.pxi", "accel_steady.pxi", "accel_skip.pxi",
-                                                 "accel_virtual.pxi", "accel_memo.pxi", "accel_mirror.pxi", "wh_time.h",
+                                                 "accel_virtual.pxi", "accel_memo.pxi", "accel_mirror.pxi", "wh_time.h", "wh_heap.h",
                                                  "wh_ns3rng.h")],
         include_dirs=[CORE],
         extra_compile_args=FLAGS,
@@ -43,7 +43,7 @@ extensions = [
         [os.path.join(CORE, "kernel.pyx")],
         depends=[os.path.join(CORE, n) for n in ("kernel.pxd", "defs.pxd", "heap.pxd", "vec.pxd", "mmu.pxd", "draws.pxd", "cc.pxd",
                                                  "cc_swift.pxd", "cc_tcp.pxd", "cc_table.pxi", "accel.pxd", "parallel.pxi",
-                                                 "wh_omp.h", "wh_time.h",
+                                                 "wh_omp.h", "wh_time.h", "wh_heap.h",
                                                  "wh_ns3rng.h")],
         include_dirs=[numpy.get_include(), CORE],
         # OpenMP: the partitioned kernel's rounds run its logical processes on native threads (parallel.pxi)

@@ -14,6 +14,7 @@ cdef extern from "wh_time.h":
     uint32_t wh_ecmp_hash3(uint32_t w0, uint32_t w1, uint32_t w2, uint32_t seed) nogil
     uint64_t wh_rng_next(uint64_t* state) nogil
     double wh_rng_uniform(uint64_t* state) nogil
+    void wh_prefetch(const void* p) nogil
 
 cdef extern from "wh_ns3rng.h":
     ctypedef struct WhNs3Rng:
