@@ -165,9 +165,6 @@ cdef class RingChains:
             self.qc[i][x + c] = c
         self.qn[i] += self.nch
 
-    def is_ready(self, int32_t i):
-        return self.ready_at[i] >= 0
-
     def sent_by(self, int32_t i):
         """NVLink bytes rank i sent so far."""
         return self.sent[i]

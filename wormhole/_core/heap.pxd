@@ -40,15 +40,10 @@ cdef inline bint _ins_before(Event* x, Event* y) noexcept nogil:
     return wh_key_lt(x.t, x.seq, y.t, y.seq)
 
 
-cdef inline bint _plain_before(Event* x, Event* y) noexcept nogil:
-    """x fires before y, keys compared as they are (KEY_INSERTION, KEY_LOCAL)."""
-    return x.t < y.t or (x.t == y.t and (x.ts < y.ts or (x.ts == y.ts and x.seq < y.seq)))
-
-
 cdef inline bint key_before(Sim* s, int64_t t1, int64_t ts1, uint64_t q1, int64_t t2, int64_t ts2, uint64_t q2) noexcept nogil:
     """(t1, ts1, q1) fires before (t2, ts2, q2)."""
     cdef int64_t r1, r2
-    if (ts1 | ts2) >= 0:                # no slot (every key but KEY_RANK's of a round): plain keys
+    if (ts1 | ts2) >= 0:                # no slot (KEY_LOCAL, and KEY_RANK outside a round): plain keys
         return t1 < t2 or (t1 == t2 and (ts1 < ts2 or (ts1 == ts2 and q1 < q2)))
     if t1 != t2:
         return t1 < t2
@@ -58,8 +53,24 @@ cdef inline bint key_before(Sim* s, int64_t t1, int64_t ts1, uint64_t q1, int64_
 
 
 cdef inline bint _before(Sim* s, Event* x, Event* y) noexcept nogil:
-    """KEY_RANK: x fires before y, slots read as their ranks."""
+    """KEY_LOCAL, KEY_RANK: x fires before y (a KEY_RANK slot read as its rank)."""
     return key_before(s, x.t, x.ts, x.seq, y.t, y.ts, y.seq)
+
+
+cdef inline int64_t _sift_down(Sim* s, Event* h, int64_t n, int64_t i, Event* e) noexcept nogil:
+    """KEY_LOCAL, KEY_RANK: the place of ``e`` put at hole i of h[0:n], moving the
+    smaller child up while it fires before ``e`` (heap_pop, heap_rebuild)."""
+    cdef int64_t child
+    while True:
+        child = 2 * i + 1
+        if child >= n:
+            return i
+        if child + 1 < n and _before(s, &h[child + 1], &h[child]):
+            child += 1
+        if not _before(s, &h[child], e):
+            return i
+        h[i] = h[child]
+        i = child
 
 
 cdef inline void key_next(Sim* s, int64_t* ts, uint64_t* seq) noexcept nogil:
@@ -107,14 +118,6 @@ cdef inline int heap_push_seq(Sim* s, int64_t t, int64_t ts, uint64_t seq, int32
         while i > 0:
             parent = (i - 1) >> 1
             if _ins_before(&e, &h[parent]):
-                h[i] = h[parent]
-                i = parent
-            else:
-                break
-    elif s.key_mode != KEY_RANK:        # KEY_LOCAL: plain keys
-        while i > 0:
-            parent = (i - 1) >> 1
-            if _plain_before(&e, &h[parent]):
                 h[i] = h[parent]
                 i = parent
             else:
@@ -171,53 +174,19 @@ cdef inline Event heap_pop(Sim* s) noexcept nogil:
                     i = parent
                 else:
                     break
-        elif s.key_mode != KEY_RANK:    # KEY_LOCAL: plain keys
-            while True:
-                child = 2 * i + 1
-                if child >= n:
-                    break
-                if child + 1 < n and _plain_before(&h[child + 1], &h[child]):
-                    child += 1
-                if _plain_before(&h[child], &last):
-                    h[i] = h[child]
-                    i = child
-                else:
-                    break
         else:
-            while True:
-                child = 2 * i + 1
-                if child >= n:
-                    break
-                if child + 1 < n and _before(s, &h[child + 1], &h[child]):
-                    child += 1
-                if _before(s, &h[child], &last):
-                    h[i] = h[child]
-                    i = child
-                else:
-                    break
+            i = _sift_down(s, h, n, 0, &last)
         h[i] = last
     return top
 
 
 cdef inline void heap_rebuild(Sim* s) noexcept nogil:
     """Restore the heap property of s.heap[0:heap_n] (bottom-up)."""
-    cdef int64_t n = s.heap_n, i, j, child
+    cdef int64_t n = s.heap_n, i
     cdef Event e
     cdef Event* h = s.heap
     i = n // 2 - 1
     while i >= 0:
         e = h[i]
-        j = i
-        while True:
-            child = 2 * j + 1
-            if child >= n:
-                break
-            if child + 1 < n and _before(s, &h[child + 1], &h[child]):
-                child += 1
-            if _before(s, &h[child], &e):
-                h[j] = h[child]
-                j = child
-            else:
-                break
-        h[j] = e
+        h[_sift_down(s, h, n, i, &e)] = e
         i -= 1

@@ -12,6 +12,7 @@ worker (pod) with a tie.
 """
 import importlib
 import random
+from fractions import Fraction
 
 from ..errors import WormholeError
 
@@ -34,12 +35,11 @@ def _score_place(gpus, free, capacity, prefer_full, rng=None):
         for i, f in enumerate(free):
             if f <= 0:
                 continue
-            # the allocated fraction as an exact ratio (capacity[i] - f) / capacity[i], compared by cross-multiplying
-            used = ((capacity[i] - f), capacity[i])
-            key = (-used[0] if prefer_full else used[0], used[1])
-            if best_key is None or key[0] * best_key[1] < best_key[0] * key[1]:
+            used = Fraction(capacity[i] - f, capacity[i])     # the allocated fraction, exact (ties compare equal)
+            key = -used if prefer_full else used
+            if best_key is None or key < best_key:
                 tied, best_key = [i], key
-            elif key[0] * best_key[1] == best_key[0] * key[1]:
+            elif key == best_key:
                 tied.append(i)
         best = tied[0] if rng is None or len(tied) == 1 else tied[rng.randrange(len(tied))]
         free[best] -= 1

@@ -338,16 +338,22 @@ class _Ring(Collective):
             self.log.append(("arrive", self.net.now, j, k, c))
         self.inflight[i] -= 1
         self.arrived += 1
-        if k + 1 < self.steps:
-            if self._chained and self._nvl[j]:
-                self._chains.push(j, self.net.now, k + 1, c)
-                self._advance(j)
-            else:
-                self.queue[j].append((k + 1, c))
-                if self._ready[j]:
-                    self._pump(j)
+        self._deliver(j, k, c)
         self._pump(i)
         self._check_done()
+
+    def _deliver(self, j, k, c):
+        """Chunk c of step k reached rank j: its next step queues there (in the chain of j's server when j's
+        hop is NVLink)."""
+        if k + 1 >= self.steps:
+            return
+        if self._chained and self._nvl[j]:
+            self._chains.push(j, self.net.now, k + 1, c)
+            self._advance(j)
+        else:
+            self.queue[j].append((k + 1, c))
+            if self._ready[j]:
+                self._pump(j)
 
     def _check_done(self):
         if self.arrived == self.total_arrivals and not self._done_planned:
@@ -370,7 +376,6 @@ class _Ring(Collective):
     # False``), up to the order of events that fall on one picosecond.
 
     def _open_chains(self):
-        n = self.n
         dts = [[self._nvlink_dt(size) for size in row] for row in self.seg_chunks]
         self._chains = RingChains(self._nvl, self.seg_chunks, dts, self.max_inflight, self.steps)
 
@@ -398,10 +403,7 @@ class _Ring(Collective):
         if self.log is not None:
             self.log.append(("arrive", self.net.now, j, k, c))
         self.arrived += 1
-        if k + 1 < self.steps:
-            self.queue[j].append((k + 1, c))
-            if self._ready[j]:
-                self._pump(j)
+        self._deliver(j, k, c)
         self._check_done()
 
 

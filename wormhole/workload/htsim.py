@@ -258,23 +258,27 @@ class HtsimRun:
         self._plain = observer is None and not any(c.send_done_trigger or c.recv_done_trigger
                                                    for c in cm.connections)
 
+    def _finishes(self):
+        """Plain flows: the started connections' finish times (-1 while running)."""
+        fin = self.net.results["finish"]
+        return [int(fin[f]) for f in self.flows.values()]
+
     @property
     def left(self):
         """Connections not finished yet."""
         if not self._plain:
             return self._left
-        fin = self.net.results["finish"]
-        return self._left - sum(1 for f in self.flows.values() if fin[f] >= 0)
+        return self._left - sum(1 for t in self._finishes() if t >= 0)
 
     @property
     def finish(self):
         """When the last connection finished (ps), None before."""
         if not self._plain:
             return self._finish
-        if self.left > 0:
+        ts = self._finishes()
+        if len(ts) < self._left or any(t < 0 for t in ts):
             return None
-        fin = self.net.results["finish"]
-        return max((int(fin[f]) for f in self.flows.values()), default=self.net.now)
+        return max(ts, default=self.net.now)
 
     def start(self, on_done=None):
         self.on_done = on_done
