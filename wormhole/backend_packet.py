@@ -44,6 +44,7 @@ def kernel_params(net):
         resume_offset=int(c.resume_offset), quantum=int(c.time_quantum_ps), max_packets=int(c.max_packets),
         rto=int(round(float(c.rto) * 1e6)), seed=int(c.seed),
         sample_interval=int(round(float(c.sample_interval) * 1e6)), port_rng=int(c.ecn_rng == "port"),
+        calendar=int(c.event_queue == "calendar"),
         cc=ccmod.kernel_params(c), ns3_rng=_ns3_rng(net), accel=accel)
 
 

@@ -87,6 +87,13 @@ def _tie_order(v):
     return s
 
 
+def _event_queue(v):
+    s = str(v).strip().lower()
+    if s not in ("calendar", "heap"):
+        raise ValueError("event_queue must be 'calendar' or 'heap', not %r" % (v,))
+    return s
+
+
 def _route_order(v):
     s = str(v).strip().lower()
     if s not in ("reference", "id"):
@@ -315,6 +322,10 @@ PARAMS = (
        "node alone, so with threads no ranking is needed, and a sequential run with it equals every "
        "threads=N run with it; needs ecn_rng='port' when switches mark) or 'auto' (reference)", _tie_order,
        dynamics=False),
+    _p("event_queue", "name", "calendar", "the sequential kernel's pending events: 'calendar' (events due "
+       "within 8.2 us in nanosecond buckets in front of a binary heap; the accelerator and the partitioned "
+       "kernel keep the heap alone) or 'heap' (the binary heap alone): the same order, so the same results; "
+       "only the cost differs", _event_queue, dynamics=False),
     _p("lps", "processes", 0, "with threads: logical processes to cut the fabric into (0: 1 for one thread, "
        "else 2 per thread in the reference order, whose ranking merges every pair of processes, 8 per "
        "thread with tie_order=local; at most one per switch group)", _int, None, 0, 1 << 20, dynamics=False),

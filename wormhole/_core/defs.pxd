@@ -535,9 +535,25 @@ ctypedef struct Sim:
     WhNs3Rng ns3rng     # the reference's stream sequence (used when Params.ns3_rng)
     Params p            # behaviour parameters
     # event heap
-    Event* heap         # binary heap ordered by (t, seq)
+    Event* heap         # binary heap ordered by (t, tie key) (heap.pxd)
     int64_t heap_n      # events in the heap
     int64_t heap_cap    # capacity
+    # near-future calendar in front of the heap (heap.pxd), sequential runs without the accelerator only:
+    # an event due within cal_w ns of the window start goes to its nanosecond's bucket, the rest to the heap
+    uint8_t cal_on      # 1: the calendar takes near events (set at build; never on under KEY_LOCAL / KEY_RANK)
+    int64_t cal_k       # window start, an absolute ns bucket (t // 1000): every calendar event lies in
+                        # [cal_k, cal_k + cal_w); it only moves forward, to the bucket of each event popped
+    int64_t cal_w       # buckets in the window (a power of two; slot = bucket & (cal_w - 1))
+    int32_t* cal_head   # per slot: first event of the bucket in cal_ev (-1: empty); a bucket is sorted
+    int32_t* cal_tail   # by (t, seq); per slot: its last event
+    uint64_t* cal_bits  # one bit per slot: the bucket is not empty (cal_w / 64 words)
+    int64_t* cal_tt     # per slot: (t, seq) of its last event, so that an append reads no pool entry
+    uint64_t* cal_tq
+    Event* cal_ev       # event pool of the calendar
+    int32_t* cal_next   # per pool entry: next in its bucket, or in the free list
+    int32_t cal_free    # first free pool entry (-1: none)
+    int32_t cal_cap     # pool capacity
+    int64_t cal_n       # events in the calendar
     uint64_t cur_seq    # tie key (cur_ts, cur_seq) of the event being processed (or last processed)
     int64_t cur_ts
     uint8_t key_mode    # KeyMode: how same-time events are ordered (heap.pxd)

@@ -21,13 +21,28 @@ the same picosecond; ``Sim.key_mode`` chooses it:
   is provisional until the round's ranks are merged, then the rank; the
   provisional values keep the order of the process's own events, so the heap
   stays ordered when they become ranks.
+
+The calendar (sequential runs without the accelerator: ``Sim.cal_on``).  Almost
+every event a packet makes is due within a few microseconds, so a heap of 10^4
+of them pays ~14 levels per pop.  In front of the heap sits a ring of
+nanosecond buckets, ``cal_w`` of them from the window start ``cal_k``: an event
+due inside the window goes to its bucket (kept sorted by (t, seq); an event
+pushed now nearly always has the largest key of its bucket, so it is appended),
+anything later or earlier to the heap.  A pop takes the earlier of the first
+non-empty bucket's head (found by the bucket bitmap) and the heap's top, and
+moves the window start to the popped event's bucket: every pending event is at
+or after it.  The order is the same total order as the heap's, so runs are
+identical; only the cost moves.
 """
-from libc.stdlib cimport realloc
+from libc.stdlib cimport realloc, malloc, free
 from libc.stdint cimport int64_t, int32_t, uint64_t
 from wormhole._core.defs cimport Sim, Event, KEY_INSERTION, KEY_RANK
 
 cdef extern from "wh_heap.h":
     bint wh_key_lt(int64_t t1, uint64_t q1, int64_t t2, uint64_t q2) nogil
+    int wh_ctz64(uint64_t x) nogil
+
+DEF CAL_NS = 1000                       # a bucket's width, ps
 
 
 cdef inline int64_t key_rank(Sim* s, int64_t ts) noexcept nogil:
@@ -92,10 +107,8 @@ cdef inline void key_next(Sim* s, int64_t* ts, uint64_t* seq) noexcept nogil:
     s.seq += 1
 
 
-cdef inline int heap_push_seq(Sim* s, int64_t t, int64_t ts, uint64_t seq, int32_t kind, int32_t a, int64_t b) noexcept nogil:
-    """Schedule an event under a tie key taken earlier (key_next): it fires exactly
-    where an event pushed when that key was taken would have.
-    Returns -1 if memory ran out."""
+cdef inline int _heap_insert(Sim* s, int64_t t, int64_t ts, uint64_t seq, int32_t kind, int32_t a, int64_t b) noexcept nogil:
+    """Put an event in the binary heap (heap_push_seq).  Returns -1 if memory ran out."""
     cdef Event* h
     cdef int64_t i, parent
     cdef Event e
@@ -134,6 +147,231 @@ cdef inline int heap_push_seq(Sim* s, int64_t t, int64_t ts, uint64_t seq, int32
     return 0
 
 
+# ------------------------------------------------------------------ the calendar
+
+cdef inline int cal_setup(Sim* s, int64_t w) noexcept nogil:
+    """Turn the calendar on with w buckets (a power of two, at least 64), before
+    anything is scheduled.  Returns -1 if memory ran out."""
+    cdef int64_t i
+    s.cal_head = <int32_t*>malloc(w * sizeof(int32_t))
+    s.cal_tail = <int32_t*>malloc(w * sizeof(int32_t))
+    s.cal_bits = <uint64_t*>malloc((w // 64) * sizeof(uint64_t))
+    s.cal_tt = <int64_t*>malloc(w * sizeof(int64_t))
+    s.cal_tq = <uint64_t*>malloc(w * sizeof(uint64_t))
+    if s.cal_head == NULL or s.cal_tail == NULL or s.cal_bits == NULL or s.cal_tt == NULL or s.cal_tq == NULL:
+        cal_release(s)
+        return -1
+    for i in range(w):
+        s.cal_head[i] = -1
+        s.cal_tail[i] = -1
+    for i in range(w // 64):
+        s.cal_bits[i] = 0
+    s.cal_w = w
+    s.cal_k = 0
+    s.cal_n = 0
+    s.cal_free = -1
+    s.cal_cap = 0
+    s.cal_ev = NULL
+    s.cal_next = NULL
+    s.cal_on = 1
+    return 0
+
+
+cdef inline void cal_release(Sim* s) noexcept nogil:
+    """Free the calendar's arrays (it must be empty or its events dropped)."""
+    free(s.cal_head); free(s.cal_tail); free(s.cal_bits); free(s.cal_ev); free(s.cal_next)
+    free(s.cal_tt); free(s.cal_tq)
+    s.cal_tt = NULL
+    s.cal_tq = NULL
+    s.cal_head = NULL
+    s.cal_tail = NULL
+    s.cal_bits = NULL
+    s.cal_ev = NULL
+    s.cal_next = NULL
+    s.cal_on = 0
+    s.cal_n = 0
+    s.cal_cap = 0
+    s.cal_free = -1
+
+
+cdef inline int cal_off(Sim* s) noexcept nogil:
+    """Turn the calendar off, its events going to the heap.  Returns -1 if memory ran out."""
+    cdef int64_t i
+    cdef int32_t c
+    cdef Event* e
+    if not s.cal_on:
+        return 0
+    for i in range(s.cal_w):
+        c = s.cal_head[i]
+        while c >= 0:
+            e = &s.cal_ev[c]
+            if _heap_insert(s, e.t, e.ts, e.seq, e.kind, e.a, e.b) != 0:
+                return -1
+            c = s.cal_next[c]
+    cal_release(s)
+    return 0
+
+
+cdef inline int _cal_grow(Sim* s) noexcept nogil:
+    """Room for more calendar events (the new entries join the free list)."""
+    cdef int32_t cap = s.cal_cap * 2 + 1024, i
+    cdef Event* ev = <Event*>realloc(s.cal_ev, cap * sizeof(Event))
+    cdef int32_t* nx
+    if ev == NULL:
+        return -1
+    s.cal_ev = ev
+    nx = <int32_t*>realloc(s.cal_next, cap * sizeof(int32_t))
+    if nx == NULL:
+        return -1
+    s.cal_next = nx
+    for i in range(s.cal_cap, cap - 1):
+        nx[i] = i + 1
+    nx[cap - 1] = s.cal_free
+    s.cal_free = s.cal_cap
+    s.cal_cap = cap
+    return 0
+
+
+cdef inline int _cal_insert(Sim* s, int64_t k, Event* e) noexcept nogil:
+    """Put event e, due in absolute bucket k of the window, in its bucket at its
+    place by (t, seq): after the tail if it is not earlier (nearly always),
+    else by a walk from the head."""
+    cdef int32_t idx, slot, cur, prev
+    if s.cal_free < 0 and _cal_grow(s) != 0:
+        return -1
+    idx = s.cal_free
+    s.cal_free = s.cal_next[idx]
+    s.cal_ev[idx] = e[0]
+    slot = <int32_t>(k & (s.cal_w - 1))
+    if s.cal_head[slot] < 0:
+        s.cal_head[slot] = idx
+        s.cal_tail[slot] = idx
+        s.cal_next[idx] = -1
+        s.cal_bits[slot >> 6] |= (<uint64_t>1) << (slot & 63)
+        s.cal_tt[slot] = e.t
+        s.cal_tq[slot] = e.seq
+    elif not wh_key_lt(e.t, e.seq, s.cal_tt[slot], s.cal_tq[slot]):
+        s.cal_next[s.cal_tail[slot]] = idx
+        s.cal_next[idx] = -1
+        s.cal_tail[slot] = idx
+        s.cal_tt[slot] = e.t
+        s.cal_tq[slot] = e.seq
+    else:
+        prev = -1
+        cur = s.cal_head[slot]
+        while cur >= 0 and not _ins_before(e, &s.cal_ev[cur]):
+            prev = cur
+            cur = s.cal_next[cur]
+        s.cal_next[idx] = cur
+        if prev < 0:
+            s.cal_head[slot] = idx
+        else:
+            s.cal_next[prev] = idx
+    s.cal_n += 1
+    return 0
+
+
+cdef inline int32_t _cal_first(Sim* s) noexcept nogil:
+    """The calendar's earliest event (its pool index), or -1 if it is empty: the
+    head of the first non-empty bucket from the window start, in ring order."""
+    cdef int64_t slot0, wi, nw, j, w
+    cdef uint64_t m
+    cdef int b
+    if s.cal_n == 0:
+        return -1
+    slot0 = s.cal_k & (s.cal_w - 1)
+    wi = slot0 >> 6
+    b = <int>(slot0 & 63)
+    m = s.cal_bits[wi] & ((~(<uint64_t>0)) << b)
+    if m != 0:
+        return s.cal_head[(wi << 6) + wh_ctz64(m)]
+    nw = s.cal_w >> 6
+    for j in range(1, nw):
+        w = (wi + j) & (nw - 1)
+        m = s.cal_bits[w]
+        if m != 0:
+            return s.cal_head[(w << 6) + wh_ctz64(m)]
+    m = s.cal_bits[wi] & (((<uint64_t>1) << b) - 1)     # the window's last buckets share the first word
+    if m != 0:
+        return s.cal_head[(wi << 6) + wh_ctz64(m)]
+    return -1
+
+
+cdef inline Event _cal_take(Sim* s, int32_t c) noexcept nogil:
+    """Remove the calendar's earliest event c (_cal_first) and move the window start to its bucket."""
+    cdef Event e = s.cal_ev[c]
+    cdef int64_t k = e.t // CAL_NS
+    cdef int32_t slot = <int32_t>(k & (s.cal_w - 1))
+    s.cal_head[slot] = s.cal_next[c]
+    if s.cal_head[slot] < 0:
+        s.cal_tail[slot] = -1
+        s.cal_bits[slot >> 6] &= ~((<uint64_t>1) << (slot & 63))
+    s.cal_next[c] = s.cal_free
+    s.cal_free = c
+    s.cal_n -= 1
+    if k > s.cal_k:
+        s.cal_k = k
+    return e
+
+
+# ------------------------------------------------------------------ the pending set
+
+cdef inline int heap_push_seq(Sim* s, int64_t t, int64_t ts, uint64_t seq, int32_t kind, int32_t a, int64_t b) noexcept nogil:
+    """Schedule an event under a tie key taken earlier (key_next): it fires exactly
+    where an event pushed when that key was taken would have (in the calendar if
+    it is on and the event falls in its window, else in the heap).
+    Returns -1 if memory ran out."""
+    cdef int64_t k
+    cdef Event e
+    if s.cal_on:
+        k = t // CAL_NS
+        if k >= s.cal_k and k - s.cal_k < s.cal_w:
+            e.t = t
+            e.ts = ts
+            e.seq = seq
+            e.kind = kind
+            e.a = a
+            e.b = b
+            return _cal_insert(s, k, &e)
+    return _heap_insert(s, t, ts, seq, kind, a, b)
+
+
+cdef inline int64_t pending_n(Sim* s) noexcept nogil:
+    """Events scheduled: the heap's and the calendar's."""
+    return s.heap_n + s.cal_n
+
+
+cdef inline Event* pending_first(Sim* s) noexcept nogil:
+    """The earliest scheduled event (in the calendar or at the heap's top), or NULL."""
+    cdef int32_t c
+    if s.cal_n > 0:
+        c = _cal_first(s)
+        if s.heap_n == 0 or _ins_before(&s.cal_ev[c], &s.heap[0]):
+            return &s.cal_ev[c]
+    if s.heap_n > 0:
+        return &s.heap[0]
+    return NULL
+
+
+cdef inline Event pending_take(Sim* s, Event* first) noexcept nogil:
+    """Remove and return the earliest event, ``first`` as pending_first gave it."""
+    cdef Event e
+    cdef int64_t k
+    if first != &s.heap[0]:
+        return _cal_take(s, <int32_t>(first - s.cal_ev))
+    e = _heap_take(s)
+    if s.cal_on:
+        k = e.t // CAL_NS
+        if k > s.cal_k:                 # every calendar event is at or after it
+            s.cal_k = k
+    return e
+
+
+cdef inline Event heap_pop(Sim* s) noexcept nogil:
+    """Remove and return the earliest scheduled event (there must be one)."""
+    return pending_take(s, pending_first(s))
+
+
 cdef inline int heap_push(Sim* s, int64_t t, int32_t kind, int32_t a, int64_t b) noexcept nogil:
     """Schedule an event under the next tie key; returns -1 if memory ran out."""
     cdef int64_t ts
@@ -142,8 +380,8 @@ cdef inline int heap_push(Sim* s, int64_t t, int32_t kind, int32_t a, int64_t b)
     return heap_push_seq(s, t, ts, seq, kind, a, b)
 
 
-cdef inline Event heap_pop(Sim* s) noexcept nogil:
-    """Remove and return the earliest event (the heap must not be empty)."""
+cdef inline Event _heap_take(Sim* s) noexcept nogil:
+    """Remove and return the binary heap's earliest event (it must not be empty)."""
     cdef Event* h = s.heap
     cdef Event top = h[0]
     cdef Event last

@@ -19,7 +19,8 @@ cimport numpy as cnp
 import numpy as np
 
 from wormhole._core.defs cimport *
-from wormhole._core.heap cimport heap_push, heap_push_seq, heap_pop, key_next, key_before, key_rank
+from wormhole._core.heap cimport (heap_push, heap_push_seq, heap_pop, key_next, key_before, key_rank,
+                                  cal_setup, cal_off, cal_release, pending_n, pending_first, pending_take)
 from wormhole._core.draws cimport draw_defer, draw_orphan
 from wormhole._core.vec cimport _append, _grow as _grow_nogil
 from wormhole._core cimport accel
@@ -38,6 +39,8 @@ EVENT_NAMES = ("tx_done", "arrive", "nic_wake", "flow_start", "user", "rto", "cc
                "msg_note")
 
 include "cc_table.pxi"
+
+DEF CAL_BUCKETS = 8192          # the calendar's window: 8.2 us of nanosecond buckets (heap.pxd)
 
 cdef void* _grow(void* p, size_t n, size_t size) except NULL:
     """realloc for Python-side growth: raises MemoryError instead of returning NULL."""
@@ -874,7 +877,7 @@ cdef void sample(Sim* s) noexcept nogil:
             row[2] = i
             row[3] = s.ports[i].qbytes_total
             s.n_samples += 1
-    if s.heap_n > 0:
+    if pending_n(s) > 0:
         if heap_push(s, s.now + s.sample_interval, EV_SAMPLE, 0, 0) != 0:
             s.fail = 1
 
@@ -993,16 +996,19 @@ cdef inline void event_prefetch(Sim* s, Event* e) noexcept nogil:
 
 cdef int run_loop(Sim* s, int64_t until, int32_t* user) noexcept nogil:
     cdef Event e
-    while s.heap_n > 0:
-        if s.heap[0].t > until:
+    cdef Event* first
+    while True:
+        first = pending_first(s)
+        if first == NULL or first.t > until:
             break
         if s.budget == 0:
             return RUN_IDLE
         if s.budget > 0:
             s.budget -= 1
-        e = heap_pop(s)
-        if s.heap_n > 0:
-            event_prefetch(s, &s.heap[0])
+        e = pending_take(s, first)
+        first = pending_first(s)
+        if first != NULL:
+            event_prefetch(s, first)
         s.now = e.t
         s.cur_ts = e.ts
         s.cur_seq = e.seq
@@ -1219,6 +1225,9 @@ cdef void _load_params(Sim* s, params) except *:
     _fill_cc_params(&s.cc, params.cc, s.p.mtu)
     s.cc_used = (<uint32_t>1) << s.cc.kind
     accel.accel_setup(s, params.accel, &KOPS)
+    if s.key_mode == KEY_INSERTION and not s.acc.on and params.calendar:
+        if cal_setup(s, CAL_BUCKETS) != 0:     # the accelerator reads the heap itself (accel_skip.pxi)
+            raise MemoryError()
     s.sample_interval = params.sample_interval
     if s.sample_interval > 0:
         if heap_push(s, 0, EV_SAMPLE, 0, 0) != 0:
@@ -1247,7 +1256,7 @@ cdef class Kernel:
         if s.ports != NULL:
             for i in range(s.n_ports):
                 free(s.ports[i].qps)
-        free(s.heap); free(s.is_switch); free(s.host_idx); free(s.sw_idx)
+        free(s.heap); cal_release(s); free(s.is_switch); free(s.host_idx); free(s.sw_idx)
         free(s.node_ip); free(s.seed); free(s.ports); free(s.mmu); free(s.sw)
         free(s.rt_start); free(s.rt_cnt); free(s.rt_ports); free(s.host_nic)
         free(s.pkts); free(s.ints); free(s.flows); free(s.paths); free(s.done)
@@ -1492,6 +1501,8 @@ cdef class Kernel:
         n_lp = (max(lp) + 1) if lp.shape[0] > 0 else 1
         if min(lp) < 0:
             raise ValueError("lp_of_node has a negative entry")
+        if cal_off(s) != 0:             # (empty: nothing is scheduled yet)
+            raise MemoryError()
         s.key_mode = KEY_RANK if exact else KEY_LOCAL
         s.par = par_new(s, lp, n_lp, threads)
         return (<Par*>s.par).lookahead
@@ -1516,6 +1527,8 @@ cdef class Kernel:
             raise ValueError("tie key mode must be 0 (insertion) or 1 (local), not %r" % mode)
         if self.s.seq != 0:
             raise RuntimeError("the tie key is chosen before any event is scheduled")
+        if mode != KEY_INSERTION and cal_off(self.s) != 0:     # the calendar orders by insertion only
+            raise MemoryError()
         self.s.key_mode = <uint8_t>mode
 
     @property
@@ -1552,10 +1565,11 @@ cdef class Kernel:
         cdef int64_t held = 0
         if self.s.par != NULL:
             held = par_pending(self.s, <Par*>self.s.par, &first)
-        return self.s.heap_n + self.s.wire_n + held + tx_pending(self.s, &first)
+        return pending_n(self.s) + self.s.wire_n + held + tx_pending(self.s, &first)
 
     def next_event_time(self):
-        cdef int64_t first = self.s.heap[0].t if self.s.heap_n > 0 else -1
+        cdef Event* e = pending_first(self.s)
+        cdef int64_t first = e.t if e != NULL else -1
         if self.s.par != NULL:
             par_pending(self.s, <Par*>self.s.par, &first)
         tx_pending(self.s, &first)

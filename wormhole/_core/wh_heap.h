@@ -17,4 +17,10 @@ static inline int wh_key_lt(int64_t t1, uint64_t q1, int64_t t2, uint64_t q2)
     return a < b;
 }
 
+/* Index of the lowest set bit of a non-zero word (the calendar's bucket bitmap). */
+static inline int wh_ctz64(uint64_t x)
+{
+    return __builtin_ctzll(x);
+}
+
 #endif
