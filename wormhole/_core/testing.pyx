@@ -541,3 +541,86 @@ def _py_int_hops_shift(list records, int nhop, list ports, int64_t now, int64_t 
         return [(ih[i].time, ih[i].bytes) for i in range(len(records))]
     finally:
         _toy_free(s)
+
+
+# ------------------------------------------------------------------ event heap
+
+from wormhole._core.heap cimport heap_push, heap_push_seq, heap_pop, heap_rebuild
+
+
+cdef int _heap_sim(Sim* s, int key_mode) except -1:
+    memset(s, 0, sizeof(Sim))
+    s.key_mode = key_mode
+    return 0
+
+
+def _py_heap(list ops, int key_mode=KEY_INSERTION):
+    """Run heap.pxd's operations on a bare Sim and return what the pops gave, as
+    (t, ts, seq, a) tuples.  ops: ('push', t, a) under the next insertion number
+    (KEY_INSERTION), ('push_key', t, ts, seq, a) under a given tie key (ts >= 0),
+    ('pop',), and ('shuffle', seed), which permutes the heap's array in place and
+    restores it with heap_rebuild (as the accelerator does after taking events out)."""
+    cdef Sim s
+    cdef Event e, tmp
+    cdef int64_t j, k
+    cdef uint64_t x
+    _heap_sim(&s, key_mode)
+    out = []
+    try:
+        for op in ops:
+            if op[0] == "push":
+                if heap_push(&s, op[1], 0, op[2], 0) != 0:
+                    raise MemoryError()
+            elif op[0] == "push_key":
+                if heap_push_seq(&s, op[1], op[2], op[3], 0, op[4], 0) != 0:
+                    raise MemoryError()
+            elif op[0] == "pop":
+                if s.heap_n == 0:
+                    raise IndexError("pop from an empty heap")
+                e = heap_pop(&s)
+                out.append((e.t, e.ts, e.seq, e.a))
+            elif op[0] == "shuffle":
+                x = <uint64_t>op[1] * 6364136223846793005ULL + 1442695040888963407ULL
+                for j in range(s.heap_n - 1, 0, -1):
+                    x ^= x << 13
+                    x ^= x >> 7
+                    x ^= x << 17
+                    k = <int64_t>(x % <uint64_t>(j + 1))
+                    tmp = s.heap[j]
+                    s.heap[j] = s.heap[k]
+                    s.heap[k] = tmp
+                heap_rebuild(&s)
+            else:
+                raise ValueError("unknown heap op %r" % (op[0],))
+    finally:
+        free(s.heap)
+    return out
+
+
+def _py_heap_hold(int64_t n, int64_t ops, int64_t spread_ps, uint64_t seed=1):
+    """The classic hold model, for bench/heap.py: n events pending, then ``ops``
+    times pop the earliest and push one due a uniform 0..spread_ps after it
+    (KEY_INSERTION).  Returns the time of the last event popped."""
+    cdef Sim s
+    cdef Event e
+    cdef int64_t i
+    cdef uint64_t x = seed * 6364136223846793005ULL + 1442695040888963407ULL
+    _heap_sim(&s, KEY_INSERTION)
+    try:
+        for i in range(n):
+            x ^= x << 13
+            x ^= x >> 7
+            x ^= x << 17
+            if heap_push(&s, <int64_t>(x % <uint64_t>spread_ps), 0, <int32_t>i, i) != 0:
+                raise MemoryError()
+        e.t = 0
+        for i in range(ops):
+            e = heap_pop(&s)
+            x ^= x << 13
+            x ^= x >> 7
+            x ^= x << 17
+            if heap_push(&s, e.t + <int64_t>(x % <uint64_t>spread_ps), 0, e.a, e.b) != 0:
+                raise MemoryError()
+    finally:
+        free(s.heap)
+    return e.t
