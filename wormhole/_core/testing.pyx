@@ -6,7 +6,8 @@ Each applies one rule of the C code the kernel runs to values given from
 Python: the serialisation time and the reference's time conversion
 (wh_time.h), one congestion-control update (cc.pxd, cc_swift.pxd, cc_tcp.pxd), one switch-MMU rule
 (mmu.pxd), one piece of the accelerator (accel.pxd: a rate window, a goodput measurement,
-a horizon, the bytes a skip advances) on a toy simulation of a few flows.  The tests
+a horizon, the bytes a skip advances; int_hops.pxd: the INT records a skip moves) on a toy
+simulation of a few flows.  The tests
 compare them with hand-computed values.
 """
 from libc.stdlib cimport calloc, malloc, free
@@ -21,6 +22,7 @@ from wormhole._core.cc cimport (dcqcn_init, dcqcn_cnp, dcqcn_alpha_update, dcqcn
                                 hpcc_init, hpcc_on_ack, timely_init, timely_on_ack, dctcp_init, dctcp_on_ack)
 from wormhole._core.cc_swift cimport swift_target, swift_bound, swift_init, swift_on_ack, swift_on_loss, swift_on_rto, swift_pace_rate
 from wormhole._core.cc_tcp cimport tcp_init, tcp_on_ack, tcp_on_loss, tcp_on_rto, tcp_on_timer, tcp_pto, tcp_rto, cubic_window
+from wormhole._core.int_hops cimport int_hops_shift
 from wormhole._core.accel cimport (accel_setup, win_alloc, win_push, _goodput, _steady_goodput, _horizon, skip_bytes,
                                    _rate_between, _reject_flow)
 
@@ -511,6 +513,32 @@ def _py_skip_bytes(double goodput, int64_t dt, int64_t size, int64_t snd_nxt, in
             sk.lead_flows = &lead
             sk.lead_una0 = &una0
         return skip_bytes(s, &sk, 0, dt)
+    finally:
+        _toy_free(s)
+
+
+def _py_int_hops_shift(list records, int nhop, list ports, int64_t now, int64_t dt, int int_multi=1):
+    """One flow whose data path is a NIC and then the switch ports ``ports``, each a
+    (tx_bytes now, skip_tx: what the skip just added to it); a skip of dt ps ended at
+    ``now``.  ``records``: the INT records (time ns, bytes in units of 128 x int_multi,
+    modulo the fields' widths) a packet of the flow carries after nhop switch hops.
+    Returns the records as int_hops_shift moves them."""
+    cdef int32_t n = len(ports) + 1
+    cdef Sim* s = _toy_sim(n, _AccelCfg(8, 0.05))      # ports 0..n-1, the path of flow 0
+    cdef IntHop ih[5]
+    cdef int i
+    try:
+        for i in range(1, n):
+            s.ports[i].tx_bytes, s.ports[i].skip_tx = ports[i - 1]
+        s.flows[0].path_off = 0
+        s.flows[0].path_len = n
+        s.cc.int_multi = int_multi
+        s.now = now
+        memset(ih, 0, sizeof(ih))
+        for i, r in enumerate(records):
+            ih[i].time, ih[i].bytes = r
+        int_hops_shift(s, ih, nhop, &s.flows[0], dt)
+        return [(ih[i].time, ih[i].bytes) for i in range(len(records))]
     finally:
         _toy_free(s)
 
