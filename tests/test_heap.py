@@ -81,3 +81,85 @@ def test_hold_model_only_moves_forward():
     # 10,000 holds the last event popped lies in [0, 10,000 * 1,000) and has moved
     last = _py_heap_hold(100, 10_000, 1_000, 5)
     assert 0 < last < 10_000 * 1_000
+
+
+# ------------------------------------------------------------------ the calendar in front of the heap
+
+def _run_both(ops, buckets=64):
+    """The same operations on the heap alone and with a calendar of ``buckets``."""
+    plain = _py_heap(ops, KEY_INSERTION)
+    cal = [x for x in _py_heap(ops, KEY_INSERTION, buckets) if x[0] != "where"]
+    return plain, cal
+
+
+def test_calendar_pops_what_the_heap_pops():
+    # pushes relative to the clock (the last pop): inside the 64 ns window, many in one
+    # bucket at picosecond times out of order; beyond it (the heap); whole-ns ties
+    import heapq
+    rng = random.Random(11)
+    ops, pend, now, seq = [], [], 0, 0
+    for step in range(20000):
+        if pend and rng.random() < 0.48:
+            ops.append(("pop",))
+            now = heapq.heappop(pend)[0]
+        else:
+            r = rng.random()
+            if r < 0.6:
+                t = now + rng.randrange(0, 3000)
+            elif r < 0.9:
+                t = now + rng.randrange(0, 200_000)
+            else:
+                t = now + 1000 * rng.randrange(0, 64)
+            ops.append(("push", t, seq))
+            heapq.heappush(pend, (t, seq))
+            seq += 1
+    ops += [("pop",)] * len(pend)
+    plain, cal = _run_both(ops)
+    assert cal == plain and len(cal) == seq
+
+
+def test_calendar_keeps_order_against_the_heap_when_the_clock_runs():
+    # a hold model: each pop pushes a successor 0..5 ns after it, and every 7th a far one
+    rng = random.Random(5)
+    ops, pend, want, seq = [], [], [], 0
+    for i in range(50):
+        t = rng.randrange(0, 5000)
+        ops.append(("push", t, seq)); pend.append((t, seq)); seq += 1
+    for step in range(5000):
+        ops.append(("pop",))
+        pend.sort()
+        t, q = pend.pop(0)
+        want.append((t, q))
+        nt = t + (rng.randrange(0, 5000) if step % 7 else rng.randrange(100_000, 200_000))
+        ops.append(("push", nt, seq)); pend.append((nt, seq)); seq += 1
+    got = [x for x in _py_heap(ops, KEY_INSERTION, 64) if x[0] != "where"]
+    assert [(t, s) for t, _, s, _ in got] == want
+
+
+def test_calendar_takes_near_events_and_leaves_far_ones_to_the_heap():
+    # 64 one-ns buckets from 0: t < 64,000 ps go to the calendar, later ones to the heap;
+    # after popping the event at 50 ns the window starts there, so 100 ns fits
+    ops = [("push", 10_000, 0), ("push", 63_999, 1), ("push", 64_000, 2), ("push", 500_000, 3), ("where",),
+           ("pop",), ("pop",), ("push", 100_000, 4), ("where",), ("pop",), ("pop",), ("pop",)]
+    got = _py_heap(ops, KEY_INSERTION, 64)
+    assert got[0] == ("where", 2, 2)
+    assert got[3] == ("where", 1, 2)                        # 100 ns in the calendar; 64 and 500 ns in the heap
+    assert [x[0] for x in got if x[0] != "where"] == [10_000, 63_999, 64_000, 100_000, 500_000]
+
+
+def test_calendar_orders_a_reserved_older_key_before_later_pushes_of_its_time():
+    # heap_push_seq under an older insertion number (an unscheduled end taken earlier) must
+    # fire before events of the same picosecond pushed after that number was taken
+    ops = [("push_key", 5000, 0, 10, 0), ("push_key", 5000, 0, 12, 1), ("push_key", 5000, 0, 3, 2),
+           ("push_key", 5400, 0, 1, 3), ("push_key", 5000, 0, 11, 4)]
+    ops += [("pop",)] * 5
+    plain, cal = _run_both(ops)
+    assert cal == plain
+    assert [a for _, _, _, a in cal] == [2, 0, 4, 1, 3]
+
+
+@pytest.mark.parametrize("buckets", [64, 128, 8192])
+def test_calendar_with_a_shuffle_free_hold_model_matches_the_heap(buckets):
+    a = _py_heap_hold(300, 20_000, 3_000_000, 9)
+    b = _py_heap_hold(300, 20_000, 3_000_000, 9, buckets)
+    assert a == b

@@ -1226,7 +1226,7 @@ cdef void _load_params(Sim* s, params) except *:
     _fill_cc_params(&s.cc, params.cc, s.p.mtu)
     s.cc_used = (<uint32_t>1) << s.cc.kind
     accel.accel_setup(s, params.accel, &KOPS)
-    if s.key_mode == KEY_INSERTION and not s.acc.on and params.calendar:
+    if s.key_mode == KEY_INSERTION and not s.acc.on and params.calendar and s.p.quantum % 1000 == 0:
         if cal_setup(s, CAL_BUCKETS) != 0:     # the accelerator reads the heap itself (accel_skip.pxi)
             raise MemoryError()
     s.sample_interval = params.sample_interval
@@ -1786,6 +1786,7 @@ cdef class Kernel:
             "events": sum(by_kind.values()),
             "events_by_kind": by_kind,
             "stale_events": s.stale_events,
+            "event_queue": "calendar" if s.cal_on else "heap",     # what the run uses (heap.pxd)
             "stale_by_kind": {EVENT_NAMES[k]: s.stale_by[k] for k in range(<int>N_EVENT_KINDS)},
             "pops_by_kind": {EVENT_NAMES[k]: s.pops[k] for k in range(<int>N_EVENT_KINDS)},
             "tx_done_ctrl": s.tx_ctrl,

@@ -545,7 +545,7 @@ def _py_int_hops_shift(list records, int nhop, list ports, int64_t now, int64_t 
 
 # ------------------------------------------------------------------ event heap
 
-from wormhole._core.heap cimport heap_push, heap_push_seq, heap_pop, heap_rebuild
+from wormhole._core.heap cimport heap_push, heap_push_seq, heap_pop, heap_rebuild, cal_setup, cal_release
 
 
 cdef int _heap_sim(Sim* s, int key_mode) except -1:
@@ -554,18 +554,22 @@ cdef int _heap_sim(Sim* s, int key_mode) except -1:
     return 0
 
 
-def _py_heap(list ops, int key_mode=KEY_INSERTION):
+def _py_heap(list ops, int key_mode=KEY_INSERTION, int64_t calendar=0):
     """Run heap.pxd's operations on a bare Sim and return what the pops gave, as
     (t, ts, seq, a) tuples.  ops: ('push', t, a) under the next insertion number
     (KEY_INSERTION), ('push_key', t, ts, seq, a) under a given tie key (ts >= 0),
     ('pop',), and ('shuffle', seed), which permutes the heap's array in place and
-    restores it with heap_rebuild (as the accelerator does after taking events out)."""
+    restores it with heap_rebuild (as the accelerator does after taking events out).
+    calendar > 0: that many calendar buckets in front of the heap (KEY_INSERTION);
+    ('where',) then records (events in the calendar, events in the heap)."""
     cdef Sim s
     cdef Event e, tmp
     cdef int64_t j, k
     cdef uint64_t x
     _heap_sim(&s, key_mode)
     out = []
+    if calendar > 0 and cal_setup(&s, calendar) != 0:
+        raise MemoryError()
     try:
         for op in ops:
             if op[0] == "push":
@@ -575,10 +579,12 @@ def _py_heap(list ops, int key_mode=KEY_INSERTION):
                 if heap_push_seq(&s, op[1], op[2], op[3], 0, op[4], 0) != 0:
                     raise MemoryError()
             elif op[0] == "pop":
-                if s.heap_n == 0:
+                if s.heap_n + s.cal_n == 0:
                     raise IndexError("pop from an empty heap")
                 e = heap_pop(&s)
                 out.append((e.t, e.ts, e.seq, e.a))
+            elif op[0] == "where":
+                out.append(("where", s.cal_n, s.heap_n))
             elif op[0] == "shuffle":
                 x = <uint64_t>op[1] * 6364136223846793005ULL + 1442695040888963407ULL
                 for j in range(s.heap_n - 1, 0, -1):
@@ -594,24 +600,29 @@ def _py_heap(list ops, int key_mode=KEY_INSERTION):
                 raise ValueError("unknown heap op %r" % (op[0],))
     finally:
         free(s.heap)
+        cal_release(&s)
     return out
 
 
-def _py_heap_hold(int64_t n, int64_t ops, int64_t spread_ps, uint64_t seed=1):
+def _py_heap_hold(int64_t n, int64_t ops, int64_t spread_ps, uint64_t seed=1, int64_t calendar=0,
+                  int64_t grain_ps=1):
     """The classic hold model, for bench/heap.py: n events pending, then ``ops``
-    times pop the earliest and push one due a uniform 0..spread_ps after it
-    (KEY_INSERTION).  Returns the time of the last event popped."""
+    times pop the earliest and push one due a uniform 0..spread_ps after it, in
+    steps of grain_ps (KEY_INSERTION; calendar > 0: that many calendar buckets in
+    front of the heap).  Returns the time of the last event popped."""
     cdef Sim s
     cdef Event e
     cdef int64_t i
     cdef uint64_t x = seed * 6364136223846793005ULL + 1442695040888963407ULL
     _heap_sim(&s, KEY_INSERTION)
+    if calendar > 0 and cal_setup(&s, calendar) != 0:
+        raise MemoryError()
     try:
         for i in range(n):
             x ^= x << 13
             x ^= x >> 7
             x ^= x << 17
-            if heap_push(&s, <int64_t>(x % <uint64_t>spread_ps), 0, <int32_t>i, i) != 0:
+            if heap_push(&s, grain_ps * <int64_t>(x % <uint64_t>(spread_ps // grain_ps)), 0, <int32_t>i, i) != 0:
                 raise MemoryError()
         e.t = 0
         for i in range(ops):
@@ -619,8 +630,9 @@ def _py_heap_hold(int64_t n, int64_t ops, int64_t spread_ps, uint64_t seed=1):
             x ^= x << 13
             x ^= x >> 7
             x ^= x << 17
-            if heap_push(&s, e.t + <int64_t>(x % <uint64_t>spread_ps), 0, e.a, e.b) != 0:
+            if heap_push(&s, e.t + grain_ps * <int64_t>(x % <uint64_t>(spread_ps // grain_ps)), 0, e.a, e.b) != 0:
                 raise MemoryError()
     finally:
         free(s.heap)
+        cal_release(&s)
     return e.t
