@@ -81,6 +81,9 @@ cdef int32_t _take_events(Sim* s, int32_t P, Skip* sk) noexcept nogil:
         _flow_ports(s, s.acc.part_flows[P][k], &ports, &n)
         for i in range(n):
             s.acc.k.wire_flush(s, ports[i])
+    if cal_to_heap(s) != 0:                # the calendar's events too (heap.pxd): the heap is rebuilt below
+        s.fail = 1
+        return -1
     for k in range(s.heap_n):
         if _owned(s, &s.heap[k], P):
             if sk.n_ev == sk.cap_ev:

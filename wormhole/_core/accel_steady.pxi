@@ -213,11 +213,16 @@ cdef bint skip_begin(Sim* s, int32_t P, double best) noexcept nogil:
     cdef Accel* a = &s.acc
     cdef int32_t i, j, n, nf = a.part_nf[P], slot
     cdef int32_t* ports
-    cdef int64_t t_end = s.now + <int64_t>best, t_limit, k
+    cdef int64_t t_end = s.now + <int64_t>best, t_limit, k, cslot = -1
+    cdef int32_t c = -1
     cdef Skip* sk
     cdef Event* e
-    for k in range(s.heap_n):
-        e = &s.heap[k]
+    for k in range(s.heap_n + s.cal_n):     # flow starts coming, in the heap or the calendar (heap.pxd)
+        if k < s.heap_n:
+            e = &s.heap[k]
+        else:
+            c = cal_next_entry(s, &cslot, c)
+            e = &s.cal_ev[c]
         if e.kind == EV_FLOW_START and e.t < t_end:
             _flow_ports(s, e.a, &ports, &n)
             for j in range(n):

@@ -540,7 +540,7 @@ ctypedef struct Sim:
     Event* heap         # binary heap ordered by (t, tie key) (heap.pxd)
     int64_t heap_n      # events in the heap
     int64_t heap_cap    # capacity
-    # near-future calendar in front of the heap (heap.pxd), sequential runs without the accelerator only:
+    # near-future calendar in front of the heap (heap.pxd), sequential runs (KEY_INSERTION) only:
     # an event due within cal_w ns of the window start goes to its nanosecond's bucket, the rest to the heap
     uint8_t cal_on      # 1: the calendar takes near events (set at build; never on under KEY_LOCAL / KEY_RANK)
     int64_t cal_k       # window start, an absolute ns bucket (t // 1000): every calendar event lies in

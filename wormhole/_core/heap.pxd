@@ -22,7 +22,7 @@ the same picosecond; ``Sim.key_mode`` chooses it:
   provisional values keep the order of the process's own events, so the heap
   stays ordered when they become ranks.
 
-The calendar (sequential runs without the accelerator: ``Sim.cal_on``).  Almost
+The calendar (sequential runs, under KEY_INSERTION: ``Sim.cal_on``).  Almost
 every event a packet makes is due within a few microseconds, so a heap of 10^4
 of them pays ~14 levels per pop.  In front of the heap sits a ring of
 nanosecond buckets, ``cal_w`` of them from the window start ``cal_k``: an event
@@ -32,7 +32,9 @@ anything later or earlier to the heap.  A pop takes the earlier of the first
 non-empty bucket's head (found by the bucket bitmap) and the heap's top, and
 moves the window start to the popped event's bucket: every pending event is at
 or after it.  The order is the same total order as the heap's, so runs are
-identical; only the cost moves.
+identical; only the cost moves.  The accelerator, which scans and rebuilds the
+pending set when a partition's events are held, moves the calendar's events into
+the heap first (cal_to_heap) and walks them with cal_next_entry.
 """
 from libc.stdlib cimport realloc, malloc, free
 from libc.stdint cimport int64_t, int32_t, uint64_t
@@ -312,6 +314,64 @@ cdef inline Event _cal_take(Sim* s, int32_t c) noexcept nogil:
     if k > s.cal_k:
         s.cal_k = k
     return e
+
+
+cdef inline int32_t cal_next_entry(Sim* s, int64_t* slot, int32_t c) noexcept nogil:
+    """Walk the calendar's events (in slot order, not time order): start with
+    slot = -1 and c = -1, pass back what it returned; -1 at the end."""
+    cdef int64_t j
+    cdef uint64_t m
+    if c >= 0 and s.cal_next[c] >= 0:
+        return s.cal_next[c]
+    if not s.cal_on:
+        return -1
+    j = slot[0] + 1
+    while j < s.cal_w:
+        m = s.cal_bits[j >> 6] & ((~(<uint64_t>0)) << (j & 63))
+        if m != 0:
+            j = (j & ~(<int64_t>63)) + wh_ctz64(m)
+            slot[0] = j
+            return s.cal_head[j]
+        j = (j | 63) + 1
+    slot[0] = s.cal_w
+    return -1
+
+
+cdef inline int cal_to_heap(Sim* s) noexcept nogil:
+    """Move every calendar event to the end of the heap's array, unordered: the
+    caller restores the heap (heap_rebuild), as the accelerator does after taking
+    a partition's events out of it.  Returns -1 if memory ran out."""
+    cdef int64_t wi, slot, need
+    cdef uint64_t m
+    cdef int32_t c, nxt
+    cdef Event* h
+    if s.cal_n == 0:
+        return 0
+    need = s.heap_n + s.cal_n
+    if need > s.heap_cap:
+        h = <Event*>realloc(s.heap, (need + 64) * sizeof(Event))
+        if h == NULL:
+            return -1
+        s.heap = h
+        s.heap_cap = need + 64
+    for wi in range(s.cal_w >> 6):
+        m = s.cal_bits[wi]
+        while m != 0:
+            slot = (wi << 6) + wh_ctz64(m)
+            m &= m - 1
+            c = s.cal_head[slot]
+            while c >= 0:
+                s.heap[s.heap_n] = s.cal_ev[c]
+                s.heap_n += 1
+                nxt = s.cal_next[c]
+                s.cal_next[c] = s.cal_free
+                s.cal_free = c
+                c = nxt
+            s.cal_head[slot] = -1
+            s.cal_tail[slot] = -1
+        s.cal_bits[wi] = 0
+    s.cal_n = 0
+    return 0
 
 
 # ------------------------------------------------------------------ the pending set

@@ -1226,8 +1226,8 @@ cdef void _load_params(Sim* s, params) except *:
     _fill_cc_params(&s.cc, params.cc, s.p.mtu)
     s.cc_used = (<uint32_t>1) << s.cc.kind
     accel.accel_setup(s, params.accel, &KOPS)
-    if s.key_mode == KEY_INSERTION and not s.acc.on and params.calendar and s.p.quantum % 1000 == 0:
-        if cal_setup(s, CAL_BUCKETS) != 0:     # the accelerator reads the heap itself (accel_skip.pxi)
+    if s.key_mode == KEY_INSERTION and params.calendar and s.p.quantum % 1000 == 0:
+        if cal_setup(s, CAL_BUCKETS) != 0:
             raise MemoryError()
     s.sample_interval = params.sample_interval
     if s.sample_interval > 0:
