@@ -30,6 +30,7 @@ NOT_DYNAMICS = {
     "threads": "the partitioned kernel takes no accelerator (refused), so never a memo key",
     "lps": "the same (and a cut never changes the outcome)",
     "tie_order": "the accelerator runs with the reference order only (local is refused with it)",
+    "event_queue": "the same order of events either way (tests/test_event_queue.py)",
     "flow_model": "flow backend only",
     "flow_window": "flow backend only",
     "flow_tcp_gamma": "flow backend only",
@@ -51,7 +52,8 @@ def _other_value(p, base, tmp_path):
     """A valid value of ``p`` that differs from its value in ``base``."""
     special = {"cc": "dctcp", "ecn_rng": "splitmix", "route_order": "id", "kmin_map": "1 100000000000 77",
                "kmax_map": "1 100000000000 777", "pmax_map": "1 100000000000 0.5", "preset": "none",
-               "flow_model": "maxmin", "memo_db": str(tmp_path / "elsewhere.sqlite"), "preset_gbps": 25}
+               "flow_model": "maxmin", "memo_db": str(tmp_path / "elsewhere.sqlite"), "preset_gbps": 25,
+               "event_queue": "heap"}
     cur = base[p.name]
     if p.name in special:
         return special[p.name]
