@@ -315,7 +315,7 @@ cdef void mirror_quiet_end(Sim* s, int32_t slot) noexcept nogil:
         g = &s.flows[lf]
         B = f.size - f.snd_una
         D = f.size - g.size             # offset of the mirror's byte stream against the leader's
-        f.skip_shift = 0
+        f.skip_shift = B
         f.snd_una = f.size
         f.snd_nxt = f.size
         if g.max_sent + D > f.max_sent:
@@ -328,11 +328,16 @@ cdef void mirror_quiet_end(Sim* s, int32_t slot) noexcept nogil:
         f.next_avail = g.next_avail
         f.rto_mark = g.rto_mark + D
         f.rto_armed = 0                 # its held timer goes with its held packets
-        a.k.cc[f.cc].shift(s, mf, B, dt)
-        _shift_window(s, mf, B, dt, sk.t0)
         _count_packets(s, sk, f, B)
+    for j in range(sk.n_flows):         # (as _advance_flows: the CC state once every port's advance is known)
+        if sk.lead_flows[j] < 0:
+            continue
+        f = &s.flows[sk.flows[j]]
+        a.k.cc[f.cc].shift(s, sk.flows[j], f.skip_shift, dt)
+        _shift_window(s, sk.flows[j], f.skip_shift, dt, sk.t0)
     _shift_queues(s, P, dt)
     _return_quiet(s, sk, P, dt)
+    _clear_port_shift(s, sk)
     _report_flows(s, slot, True)        # messages not reported yet, deliveries; the leader's CC state
     sk = &a.skips[slot]
     _release_slot(s, sk, P)
@@ -363,7 +368,7 @@ cdef void _return_quiet(Sim* s, Skip* sk, int32_t P, int64_t dt) noexcept nogil:
                 s.ports[s.ports[e.a].peer].wire_heap -= 1
                 s.acc.k.pkt_free(s, <int32_t>e.b)
                 continue
-            _shift_packet(s, &s.pkts[e.b], dt)
+            _shift_packet(s, <int32_t>e.b, dt)
         elif e.kind == EV_RTO and _lead_of(sk, e.a) >= 0:
             continue
         if heap_push(s, e.t + dt, e.kind, e.a, e.b) != 0:
