@@ -26,9 +26,10 @@ gives them the GPU slots: blocked (A on 0-3, B on 4-7 of each server, as a devic
 plugin handing out the lowest free devices) or interleaved (alternating: every
 switch shared, the most host contention this placement allows).
 ``--ring rank`` orders each job's ring by rank (NCCL over per-pod hosts: the
-ring follows the ranks, not the servers) and ``--ranks`` lays the ranks over the
-two servers: blocked (ranks 0-3 on server 0) or alternate (rank r on server r mod
-2, LeastAllocated placing the pods one at a time; every ring link crosses).
+ring follows the ranks, not the servers; default the spec's ``ring``) and
+``--ranks`` lays the ranks over the two servers: blocked (ranks 0-3 on server 0)
+or alternate (rank r on server r mod 2, LeastAllocated placing the pods one at a
+time; every ring link crosses).
 """
 import argparse
 import os
@@ -67,8 +68,8 @@ def main():
                     "that a long run can go in pieces")
     ap.add_argument("--host", action="store_true", help="the servers' host I/O (V100_SXM2) shared by the two jobs")
     ap.add_argument("--slots", default="blocked", help="the jobs' GPU slots: blocked or interleaved (with --host)")
-    ap.add_argument("--ring", default="server", help="the fabric models' ring order: server (server by server, "
-                    "the default) or rank (the ranks' order, as NCCL orders a ring of per-pod hosts)")
+    ap.add_argument("--ring", help="the fabric models' ring order: server (server by server) or rank (the ranks' "
+                    "order, as NCCL orders a ring of per-pod hosts); default: the spec's ring")
     ap.add_argument("--ranks", default="blocked", help="the jobs' ranks over the two servers: blocked (0-3 on "
                     "server 0) or alternate (rank r on server r mod 2); matters with --ring rank")
     args = ap.parse_args()
@@ -84,14 +85,14 @@ def main():
         if args.ranks not in RANKS:
             raise WormholeError("--ranks must be one of %s" % ", ".join(RANKS), value=args.ranks)
         from wormhole.cluster.fabric import RING_ORDERS
-        if args.ring not in RING_ORDERS:
+        if args.ring is not None and args.ring not in RING_ORDERS:
             raise WormholeError("--ring must be one of %s" % ", ".join(RING_ORDERS), value=args.ring)
         if args.transport or args.buffer or args.host:
             from wormhole.cluster.host import V100_SXM2
             spec = ClusterSpec(spec.servers, spec.policy, spec.latency_ps, spec.name, spec.source,
                                args.transport or spec.transport, spec.efficiency,
                                parse_size(args.buffer, (None, None), "--buffer") if args.buffer else spec.buffer_bytes,
-                               V100_SXM2 if args.host else spec.host)
+                               V100_SXM2 if args.host else spec.host, spec.ring)
         only = None if not args.only else [pool.canonical(m) for m in args.only.split(",") if pool.entry(m)]
         rows = None if not args.rows else [pool.canonical(m) for m in args.rows.split(",") if pool.entry(m)]
     except WormholeError as e:

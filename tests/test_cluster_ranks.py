@@ -76,3 +76,25 @@ def test_the_pairwise_rank_layout_only_matters_for_a_rank_ring(pool):
     C, V, G = compute_only_s(a), sync_bytes(a, "rate"), 463.1e6
     assert blk == pytest.approx(1.0, abs=0.01)
     assert alt == pytest.approx((C + V / (G / 8)) / (C + V / (G / 4)), rel=0.03)
+
+
+def test_the_spec_names_the_ring_order(tmp_path, pool):
+    """``ring: rank`` in a spec file is what the fabric models replay unless
+    they are given one; a bad value names the file and the value."""
+    f = tmp_path / "c.yaml"
+    f.write_text("servers:\n  - {count: 2, gpus: 8, nic: 5Gbps}\nefficiency: 0.741\nring: rank\n")
+    s = ClusterSpec.load(str(f))
+    assert s.ring == "rank" and ClusterSpec.uniform(2, 8).ring == "server"
+    alt = running(pool, "a", "resnet50", rank_layout(4, "alternate")[0])
+    kw = dict(sender="transport", volume="gradient", overlap=False)
+    by_spec = FabricContention("flow", **kw).iteration_times([alt], s)["a"][0]
+    by_model = FabricContention("flow", ring="rank", **kw).iteration_times([alt], ClusterSpec.uniform(
+        2, 8, nic="5Gbps", efficiency=0.741))["a"][0]
+    overridden = FabricContention("flow", ring="server", **kw).iteration_times([alt], s)["a"][0]
+    assert by_spec == pytest.approx(by_model, rel=1e-9) and overridden < by_spec
+    f.write_text("servers:\n  - {count: 2, gpus: 8}\nring: diagonal\n")
+    with pytest.raises(WormholeError, match="ring must be one of server, rank") as e:
+        ClusterSpec.load(str(f))
+    assert str(f) in str(e.value) and "diagonal" in str(e.value)
+    with pytest.raises(WormholeError, match="ring order"):
+        FabricContention("flow", ring="diagonal")
