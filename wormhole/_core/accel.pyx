@@ -42,6 +42,7 @@ from libc.stdint cimport int64_t, uint64_t, int32_t, uint8_t
 from wormhole._core.defs cimport *
 from wormhole._core.heap cimport heap_push, heap_rebuild
 from wormhole._core.vec cimport _append, _grow, _remove
+from wormhole._core.int_hops cimport int_hops_shift
 
 # the accelerator's counters (Accel.rejects, skipped_by, backs_by in defs.pxd), by index
 REJECT_NAMES = ("pfc", "rate_spread", "goodput_halves", "no_room", "horizon_short", "split_check", "ramping",

@@ -199,10 +199,16 @@ cdef int64_t skip_bytes(Sim* s, Skip* sk, int32_t i, int64_t dt) noexcept nogil:
     return B if B > 0 else 0
 
 
-cdef inline void _shift_packet(Sim* s, Packet* pkt, int64_t dt) noexcept nogil:
+cdef inline void _shift_packet(Sim* s, int32_t pk, int64_t dt) noexcept nogil:
+    """A packet of the partition held through the skip: its sequence number and send
+    time move with its flow, and the INT records it carries (a data packet's, or those
+    its ACK echoes) with the clock and its ports' counters (int_hops.pxd)."""
+    cdef Packet* pkt = &s.pkts[pk]
     if pkt.kind != PK_PFC and pkt.flow >= 0:
         pkt.seq += s.flows[pkt.flow].skip_shift
         pkt.ts += dt
+        if s.p.int_mode == INT_HOPS and pkt.nhop > 0:
+            int_hops_shift(s, &s.ints[<int64_t>pk * INT_MAX_HOP], pkt.nhop, &s.flows[pkt.flow], dt)
 
 
 # ---- the end of a fast-forward, in named steps (skip_end runs them in this order)
@@ -223,6 +229,7 @@ cdef void skip_end(Sim* s, int32_t slot, bint planned) noexcept nogil:
     _advance_flows(s, sk, dt)           # 1. each flow moves on by what it sent in the skip
     _shift_queues(s, P, dt)             # 2. packets waiting in the partition's queues
     _return_events(s, sk, dt)           # 3. its held events, shifted, back into the heap
+    _clear_port_shift(s, sk)            #    (the ports' skip_tx scratch of steps 1-3)
     follow = sk.memo and planned and _gp_reserve(s, s.acc.part_nf[P]) == 0
     _report_flows(s, slot, planned)     # 4. message ends and deliveries passed; a replay's state
     sk = &s.acc.skips[slot]             # (step 4 may have grown the skip table)
@@ -237,8 +244,9 @@ cdef void skip_end(Sim* s, int32_t slot, bint planned) noexcept nogil:
 
 cdef void _advance_flows(Sim* s, Skip* sk, int64_t dt) noexcept nogil:
     """Step 1: every flow of the skip advances by the whole packets it sent in it
-    (skip_bytes), at sender, receiver and in flight; its CC state, rate window and
-    ports follow."""
+    (skip_bytes), at sender, receiver and in flight, and its ports' counters with it;
+    then, with every port's advance known (Port.skip_tx), its CC state (whose INT
+    records follow the ports) and rate window."""
     cdef int32_t i, fi
     cdef int64_t B
     cdef Flow* f
@@ -258,9 +266,12 @@ cdef void _advance_flows(Sim* s, Skip* sk, int64_t dt) noexcept nogil:
             f.nack_timer += dt
         f.next_avail += dt
         f.rto_mark += B
-        s.acc.k.cc[f.cc].shift(s, fi, B, dt)
-        _shift_window(s, fi, B, dt, sk.t0)
         _count_packets(s, sk, f, B)
+    for i in range(sk.n_flows):
+        fi = sk.flows[i]
+        f = &s.flows[fi]
+        s.acc.k.cc[f.cc].shift(s, fi, f.skip_shift, dt)
+        _shift_window(s, fi, f.skip_shift, dt, sk.t0)
 
 
 cdef void _shift_window(Sim* s, int32_t fi, int64_t B, int64_t dt, int64_t t0) noexcept nogil:
@@ -290,10 +301,12 @@ cdef void _count_packets(Sim* s, Skip* sk, Flow* f, int64_t B) noexcept nogil:
     cdef int32_t j
     for j in range(f.path_len):
         s.ports[s.paths[f.path_off + j]].tx_bytes += npk * (s.p.mtu + s.p.hdr_bytes)
+        s.ports[s.paths[f.path_off + j]].skip_tx += npk * (s.p.mtu + s.p.hdr_bytes)
         s.ports[s.paths[f.path_off + j]].tx_packets += npk
         per += 1.0 + s.ports[s.paths[f.path_off + j]].txd_per_pkt
     for j in range(f.rpath_len):
         s.ports[s.paths[f.rpath_off + j]].tx_bytes += npk * s.p.ack_bytes
+        s.ports[s.paths[f.rpath_off + j]].skip_tx += npk * s.p.ack_bytes
         s.ports[s.paths[f.rpath_off + j]].tx_packets += npk
         per += 1.0 + s.ports[s.paths[f.rpath_off + j]].txd_per_pkt
     # each packet: an arrival per hop of data and ACK, the transmission ends that
@@ -319,7 +332,7 @@ cdef void _shift_queues(Sim* s, int32_t P, int64_t dt) noexcept nogil:
         for q in range(NQ):
             pk = pt.qhead[q]
             while pk != NO_PKT:
-                _shift_packet(s, &s.pkts[pk], dt)
+                _shift_packet(s, pk, dt)
                 pk = s.pkts[pk].next
 
 
@@ -332,9 +345,22 @@ cdef void _return_events(Sim* s, Skip* sk, int64_t dt) noexcept nogil:
     for k in range(sk.n_ev):
         e = sk.ev[k]
         if e.kind == EV_ARRIVE:
-            _shift_packet(s, &s.pkts[e.b], dt)
+            _shift_packet(s, e.b, dt)
         if heap_push(s, e.t + dt, e.kind, e.a, e.b) != 0:
             s.fail = 1
+
+
+cdef void _clear_port_shift(Sim* s, Skip* sk) noexcept nogil:
+    """After step 3: the ports' skip_tx (what step 1 added to their counters, read by
+    the INT records' shift) back to zero, on every port the skip's flows use."""
+    cdef int32_t i, j
+    cdef Flow* f
+    for i in range(sk.n_flows):
+        f = &s.flows[sk.flows[i]]
+        for j in range(f.path_len):
+            s.ports[s.paths[f.path_off + j]].skip_tx = 0
+        for j in range(f.rpath_len):
+            s.ports[s.paths[f.rpath_off + j]].skip_tx = 0
 
 
 cdef void _report_flows(Sim* s, int32_t slot, bint planned) noexcept nogil:

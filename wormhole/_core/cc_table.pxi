@@ -156,9 +156,14 @@ cdef void _hpcc_ack(Sim* s, int32_t fi, int32_t pk) noexcept nogil:
 
 
 cdef void _hpcc_shift(Sim* s, int32_t fi, int64_t nbytes, int64_t dt) noexcept nogil:
+    """After a skip: the once-per-RTT mark moves with the flow's bytes, and the stored
+    per-hop records (the previous INT sample) with the clock and its ports' counters, so
+    that the first sample after the skip measures no skipped interval (int_hops.pxd)."""
     cdef HpccState* st = _hpcc(s, fi)
+    cdef Flow* f = &s.flows[fi]
     if st.last_update_seq > 0:
         st.last_update_seq += nbytes
+        int_hops_shift(s, &st.hop[0], f.path_len - 1, f, dt)
 
 
 cdef void _hpcc_get(Sim* s, int32_t fi, double* v) noexcept nogil:

@@ -151,6 +151,8 @@ ctypedef struct Port:
     int32_t rrlast      # round-robin position (switch: queue; host: QP slot)
     int64_t tx_bytes    # cumulative bytes transmitted (INT txBytes)
     int64_t tx_packets  # cumulative packets transmitted
+    int64_t skip_tx     # bytes tx_bytes advanced in the fast-forward being applied (scratch: the INT
+                        # records stamped here before it move by as much, int_hops.pxd)
     int64_t wake_t      # host: time of the pending NIC wake-up, -1 if none
     int64_t wake_token  # host: token of the pending wake-up (stale events ignored)
     uint64_t wake_seq   # host: tie key (wake_ts, wake_seq) of the pending wake-up, scheduled or not

@@ -30,6 +30,7 @@ from wormhole._core.cc cimport (dcqcn_init, dcqcn_cnp, dcqcn_alpha_update, dcqcn
                                 hpcc_init, hpcc_on_ack, timely_init, timely_on_ack, dctcp_init, dctcp_on_ack)
 from wormhole._core.cc_swift cimport (swift_target, swift_bound, swift_init, swift_on_ack, swift_on_loss,
                                       swift_on_rto, swift_pace_rate)
+from wormhole._core.int_hops cimport int_hops_shift
 from wormhole._core.cc_tcp cimport tcp_init, tcp_on_ack, tcp_on_loss, tcp_on_rto, tcp_bound, tcp_pto, tcp_rto, tcp_timer_due, tcp_on_timer
 
 cnp.import_array()

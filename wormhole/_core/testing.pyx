@@ -6,7 +6,8 @@ Each applies one rule of the C code the kernel runs to values given from
 Python: the serialisation time and the reference's time conversion
 (wh_time.h), one congestion-control update (cc.pxd, cc_swift.pxd, cc_tcp.pxd), one switch-MMU rule
 (mmu.pxd), one piece of the accelerator (accel.pxd: a rate window, a goodput measurement,
-a horizon, the bytes a skip advances) on a toy simulation of a few flows.  The tests
+a horizon, the bytes a skip advances; int_hops.pxd: the INT records a skip moves) on a toy
+simulation of a few flows.  The tests
 compare them with hand-computed values.
 """
 from libc.stdlib cimport calloc, malloc, free
@@ -21,6 +22,7 @@ from wormhole._core.cc cimport (dcqcn_init, dcqcn_cnp, dcqcn_alpha_update, dcqcn
                                 hpcc_init, hpcc_on_ack, timely_init, timely_on_ack, dctcp_init, dctcp_on_ack)
 from wormhole._core.cc_swift cimport swift_target, swift_bound, swift_init, swift_on_ack, swift_on_loss, swift_on_rto, swift_pace_rate
 from wormhole._core.cc_tcp cimport tcp_init, tcp_on_ack, tcp_on_loss, tcp_on_rto, tcp_on_timer, tcp_pto, tcp_rto, cubic_window
+from wormhole._core.int_hops cimport int_hops_shift
 from wormhole._core.accel cimport (accel_setup, win_alloc, win_push, _goodput, _steady_goodput, _horizon, skip_bytes,
                                    _rate_between, _reject_flow)
 
@@ -513,3 +515,112 @@ def _py_skip_bytes(double goodput, int64_t dt, int64_t size, int64_t snd_nxt, in
         return skip_bytes(s, &sk, 0, dt)
     finally:
         _toy_free(s)
+
+
+def _py_int_hops_shift(list records, int nhop, list ports, int64_t now, int64_t dt, int int_multi=1):
+    """One flow whose data path is a NIC and then the switch ports ``ports``, each a
+    (tx_bytes now, skip_tx: what the skip just added to it); a skip of dt ps ended at
+    ``now``.  ``records``: the INT records (time ns, bytes in units of 128 x int_multi,
+    modulo the fields' widths) a packet of the flow carries after nhop switch hops.
+    Returns the records as int_hops_shift moves them."""
+    cdef int32_t n = len(ports) + 1
+    cdef Sim* s = _toy_sim(n, _AccelCfg(8, 0.05))      # ports 0..n-1, the path of flow 0
+    cdef IntHop ih[5]
+    cdef int i
+    try:
+        for i in range(1, n):
+            s.ports[i].tx_bytes, s.ports[i].skip_tx = ports[i - 1]
+        s.flows[0].path_off = 0
+        s.flows[0].path_len = n
+        s.cc.int_multi = int_multi
+        s.now = now
+        memset(ih, 0, sizeof(ih))
+        for i, r in enumerate(records):
+            ih[i].time, ih[i].bytes = r
+        int_hops_shift(s, ih, nhop, &s.flows[0], dt)
+        return [(ih[i].time, ih[i].bytes) for i in range(len(records))]
+    finally:
+        _toy_free(s)
+
+
+# ------------------------------------------------------------------ event heap
+
+from wormhole._core.heap cimport heap_push, heap_push_seq, heap_pop, heap_rebuild
+
+
+cdef int _heap_sim(Sim* s, int key_mode) except -1:
+    memset(s, 0, sizeof(Sim))
+    s.key_mode = key_mode
+    return 0
+
+
+def _py_heap(list ops, int key_mode=KEY_INSERTION):
+    """Run heap.pxd's operations on a bare Sim and return what the pops gave, as
+    (t, ts, seq, a) tuples.  ops: ('push', t, a) under the next insertion number
+    (KEY_INSERTION), ('push_key', t, ts, seq, a) under a given tie key (ts >= 0),
+    ('pop',), and ('shuffle', seed), which permutes the heap's array in place and
+    restores it with heap_rebuild (as the accelerator does after taking events out)."""
+    cdef Sim s
+    cdef Event e, tmp
+    cdef int64_t j, k
+    cdef uint64_t x
+    _heap_sim(&s, key_mode)
+    out = []
+    try:
+        for op in ops:
+            if op[0] == "push":
+                if heap_push(&s, op[1], 0, op[2], 0) != 0:
+                    raise MemoryError()
+            elif op[0] == "push_key":
+                if heap_push_seq(&s, op[1], op[2], op[3], 0, op[4], 0) != 0:
+                    raise MemoryError()
+            elif op[0] == "pop":
+                if s.heap_n == 0:
+                    raise IndexError("pop from an empty heap")
+                e = heap_pop(&s)
+                out.append((e.t, e.ts, e.seq, e.a))
+            elif op[0] == "shuffle":
+                x = <uint64_t>op[1] * 6364136223846793005ULL + 1442695040888963407ULL
+                for j in range(s.heap_n - 1, 0, -1):
+                    x ^= x << 13
+                    x ^= x >> 7
+                    x ^= x << 17
+                    k = <int64_t>(x % <uint64_t>(j + 1))
+                    tmp = s.heap[j]
+                    s.heap[j] = s.heap[k]
+                    s.heap[k] = tmp
+                heap_rebuild(&s)
+            else:
+                raise ValueError("unknown heap op %r" % (op[0],))
+    finally:
+        free(s.heap)
+    return out
+
+
+def _py_heap_hold(int64_t n, int64_t ops, int64_t spread_ps, uint64_t seed=1):
+    """The classic hold model, for bench/heap.py: n events pending, then ``ops``
+    times pop the earliest and push one due a uniform 0..spread_ps after it
+    (KEY_INSERTION).  Returns the time of the last event popped."""
+    cdef Sim s
+    cdef Event e
+    cdef int64_t i
+    cdef uint64_t x = seed * 6364136223846793005ULL + 1442695040888963407ULL
+    _heap_sim(&s, KEY_INSERTION)
+    try:
+        for i in range(n):
+            x ^= x << 13
+            x ^= x >> 7
+            x ^= x << 17
+            if heap_push(&s, <int64_t>(x % <uint64_t>spread_ps), 0, <int32_t>i, i) != 0:
+                raise MemoryError()
+        e.t = 0
+        for i in range(ops):
+            e = heap_pop(&s)
+            x ^= x << 13
+            x ^= x >> 7
+            x ^= x << 17
+            if heap_push(&s, e.t + <int64_t>(x % <uint64_t>spread_ps), 0, e.a, e.b) != 0:
+                raise MemoryError()
+    finally:
+        free(s.heap)
+    return e.t
