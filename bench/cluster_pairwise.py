@@ -18,12 +18,18 @@ one of them (a long run in pieces).
                                      [--transport tcp] [--buffer 1.6MiB] [--only m1,m2] [--rows m1,m2] [--csv OUT.csv]
                                      [--collective flows|ring] [--offsets spread|actual]
                                      [--host] [--slots blocked|interleaved]
+                                     [--ring server|rank] [--ranks blocked|alternate]
 
 ``--host`` adds the servers' host I/O (wormhole.cluster.host.V100_SXM2) so the
 two jobs also contend for PCIe switch uplinks and socket memory; ``--slots``
 gives them the GPU slots: blocked (A on 0-3, B on 4-7 of each server, as a device
 plugin handing out the lowest free devices) or interleaved (alternating: every
 switch shared, the most host contention this placement allows).
+``--ring rank`` orders each job's ring by rank (NCCL over per-pod hosts: the
+ring follows the ranks, not the servers; default the spec's ``ring``) and
+``--ranks`` lays the ranks over the two servers: blocked (ranks 0-3 on server 0)
+or alternate (rank r on server r mod 2, LeastAllocated placing the pods one at a
+time; every ring link crosses).
 """
 import argparse
 import os
@@ -37,7 +43,7 @@ sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__)))) 
 from wormhole import WormholeError  # noqa: E402
 from wormhole.cluster import ClusterSpec, ModelPool, make_contention  # noqa: E402
 from wormhole.cluster.spec import parse_size  # noqa: E402
-from wormhole.cluster.pairwise import PAPER_MODELS, SLOTS, pairwise_table  # noqa: E402
+from wormhole.cluster.pairwise import PAPER_MODELS, RANKS, SLOTS, pairwise_table  # noqa: E402
 from wormhole.outputs import check_file, write_files  # noqa: E402
 
 
@@ -62,6 +68,10 @@ def main():
                     "that a long run can go in pieces")
     ap.add_argument("--host", action="store_true", help="the servers' host I/O (V100_SXM2) shared by the two jobs")
     ap.add_argument("--slots", default="blocked", help="the jobs' GPU slots: blocked or interleaved (with --host)")
+    ap.add_argument("--ring", help="the fabric models' ring order: server (server by server) or rank (the ranks' "
+                    "order, as NCCL orders a ring of per-pod hosts); default: the spec's ring")
+    ap.add_argument("--ranks", default="blocked", help="the jobs' ranks over the two servers: blocked (0-3 on "
+                    "server 0) or alternate (rank r on server r mod 2); matters with --ring rank")
     args = ap.parse_args()
     if args.csv:
         try:
@@ -72,12 +82,17 @@ def main():
     try:
         if args.slots not in SLOTS:
             raise WormholeError("--slots must be one of %s" % ", ".join(SLOTS), value=args.slots)
+        if args.ranks not in RANKS:
+            raise WormholeError("--ranks must be one of %s" % ", ".join(RANKS), value=args.ranks)
+        from wormhole.cluster.fabric import RING_ORDERS
+        if args.ring is not None and args.ring not in RING_ORDERS:
+            raise WormholeError("--ring must be one of %s" % ", ".join(RING_ORDERS), value=args.ring)
         if args.transport or args.buffer or args.host:
             from wormhole.cluster.host import V100_SXM2
             spec = ClusterSpec(spec.servers, spec.policy, spec.latency_ps, spec.name, spec.source,
                                args.transport or spec.transport, spec.efficiency,
                                parse_size(args.buffer, (None, None), "--buffer") if args.buffer else spec.buffer_bytes,
-                               V100_SXM2 if args.host else spec.host)
+                               V100_SXM2 if args.host else spec.host, spec.ring)
         only = None if not args.only else [pool.canonical(m) for m in args.only.split(",") if pool.entry(m)]
         rows = None if not args.rows else [pool.canonical(m) for m in args.rows.split(",") if pool.entry(m)]
     except WormholeError as e:
@@ -90,7 +105,7 @@ def main():
                   "(target %.1f MB/s = efficiency x line)" % (
                       c["transport"], b, c["line_Bps"] / 1e6, c["own_goodput_Bps"] / 1e6, c["wire_factor"],
                       c["goodput_Bps"] / 1e6, (c["target_Bps"] or 0) / 1e6))
-    hop = {"packet_hop_bytes": args.hop, "collective": args.collective, "offsets": args.offsets}
+    hop = {"packet_hop_bytes": args.hop, "collective": args.collective, "offsets": args.offsets, "ring": args.ring}
     runs = [(m, m, dict(hop)) for m in args.models.split(",")]
     if args.variants:
         for b in ("flow", "packet"):
@@ -108,7 +123,7 @@ def main():
     for m, base, kw in runs:
         t0 = time.perf_counter()
         tables[m] = pairwise_table(pool, spec, make_contention(base, **kw), models=models, rows=rows,
-                                   slots=args.slots)
+                                   slots=args.slots, ranks=args.ranks)
         v = np.array(list(tables[m].values()))
         print("%-14s %d pairs in %.1f s: mean %.3fx, median %.3fx, max %.3fx (%s with %s)" % (
             m, len(v), time.perf_counter() - t0, v.mean(), np.median(v), v.max(),

@@ -12,6 +12,7 @@ training, average / median / P99 JCT, makespan %) are printed beside.
                                     [--transport tcp] [--buffer 1.6MiB] [--testbeds 16,32]
                                     [--collective flows|ring] [--offsets spread|actual] [--hop BYTES]
                                     [--policies bin-packing,load-balancing] [--host] [--tie-seeds 0,1,2,3]
+                                    [--ring server|rank]
 
 ``--transport`` / ``--buffer`` replace the specs' packet transport and switch
 buffer; ``--testbeds`` picks the testbeds (GPU counts), ``--policies`` the
@@ -21,6 +22,8 @@ all-reduce, job phases and packet time scaling (see wormhole.cluster.fabric).
 V100_SXM2: 2 GPUs per PCIe 3.0 x16 switch, 4 per socket, 128 GB/s of memory per
 socket), so co-located jobs contend for it; ``--tie-seeds`` breaks placement
 ties at random as Kubernetes does, one run per seed, and prints their mean.
+``--ring rank|server`` orders each job's ring by its ranks (the order the policy
+placed its pods) or server by server, instead of the specs' ``ring``.
 """
 import argparse
 import os
@@ -35,7 +38,7 @@ from wormhole.cluster.metrics import FIGURES  # noqa: E402
 from wormhole.cluster.spec import parse_size  # noqa: E402
 
 OVERRIDE = {}       # transport / buffer_bytes / host replacing the specs' (--transport, --buffer, --host)
-FABRIC = {}         # the fabric models' options (--collective, --offsets, --hop)
+FABRIC = {}         # the fabric models' options (--collective, --offsets, --hop, --ring)
 SEEDS = [None]      # placement tie seeds (--tie-seeds; None: the lowest server index)
 
 
@@ -44,7 +47,7 @@ def load_spec(cluster):
     if not OVERRIDE:
         return s
     return ClusterSpec(s.servers, s.policy, s.latency_ps, s.name, s.source, OVERRIDE.get("transport", s.transport),
-                       s.efficiency, OVERRIDE.get("buffer_bytes", s.buffer_bytes), OVERRIDE.get("host", s.host))
+                       s.efficiency, OVERRIDE.get("buffer_bytes", s.buffer_bytes), OVERRIDE.get("host", s.host), s.ring)
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 DATA = os.path.join(HERE, "..", "tests", "data", "cluster")
@@ -102,13 +105,17 @@ def main():
     ap.add_argument("--testbeds", default="16,32", help="the testbeds to run (GPU counts: 16, 32)")
     ap.add_argument("--host", action="store_true", help="the testbed servers' host I/O (V100_SXM2) in the specs")
     ap.add_argument("--tie-seeds", help="comma-separated placement tie seeds: one run per seed and their mean")
+    ap.add_argument("--ring", help="the fabric models' ring order: server or rank (default: the specs' ring)")
     args = ap.parse_args()
+    from wormhole.cluster.fabric import RING_ORDERS
+    if args.ring is not None and args.ring not in RING_ORDERS:
+        sys.exit("cluster_testbed: error: --ring must be one of %s (value: %r)" % (", ".join(RING_ORDERS), args.ring))
     if args.host:
         from wormhole.cluster.host import V100_SXM2
         OVERRIDE["host"] = V100_SXM2
     if args.tie_seeds:
         SEEDS[:] = [int(x) for x in args.tie_seeds.split(",")]
-    FABRIC.update(collective=args.collective, offsets=args.offsets, packet_hop_bytes=args.hop)
+    FABRIC.update(collective=args.collective, offsets=args.offsets, packet_hop_bytes=args.hop, ring=args.ring)
     POLICIES[:] = args.policies.split(",")
     if args.transport:
         OVERRIDE["transport"] = args.transport

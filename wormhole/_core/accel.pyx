@@ -81,11 +81,14 @@ cdef void _on_ack(Sim* s, int32_t fi) noexcept nogil:
 
 
 cdef void _on_message(Sim* s, int32_t fi) noexcept nogil:
-    if s.acc.n_mirroring > 0:
-        mirrors_end(s, s.acc.part_of[fi])     # partitions mirroring this one part ways here
+    mirror_follow_message(s, fi)        # mirrors following this connection report theirs too
 
 
 cdef bint _on_post(Sim* s, int32_t fi, int64_t nbytes) noexcept nogil:
+    if s.acc.n_mirroring > 0:
+        if mirror_take_post(s, fi, nbytes):     # a mirror's connection: the same data as its leader's
+            return True
+        mirror_lead_post(s, fi, nbytes)         # a leader's: its mirrors wait for theirs
     if skip_extend(s, fi, nbytes):          # a connection sending through a skip: more to send
         return True
     skip_back_flow(s, fi)
@@ -108,6 +111,8 @@ cdef bint _on_skip_end(Sim* s, int32_t slot, int64_t token) noexcept nogil:
 
 
 cdef bint _on_note_due(Sim* s, int32_t fi, int64_t b) noexcept nogil:
+    if fi < 0:
+        return mirror_check(s, -1 - fi, b)      # the moment of a leader's post has passed
     if b < 0:
         return rcv_note_due(s, fi, -1 - b)
     return msg_note_due(s, fi, b)
@@ -117,10 +122,14 @@ cdef bint _on_plan_note(Sim* s, int32_t fi, bint rcv) noexcept nogil:
     return rcv_plan(s, fi) if rcv else note_plan(s, fi)
 
 
-cdef int64_t _on_skipped_bytes(Sim* s, int32_t fi) noexcept nogil:
+cdef int64_t _on_skipped_bytes(Sim* s, int32_t fi, bint rcv) noexcept nogil:
     cdef Skip* sk = NULL
     cdef int32_t i = skip_find(s, fi, &sk)
-    return 0 if i < 0 else skip_bytes(s, sk, i, s.now - sk.t0)
+    return 0 if i < 0 else (virt_rcv_bytes(s, sk, i) if rcv else virt_bytes(s, sk, i))
+
+
+cdef void _on_delivered(Sim* s, int32_t fi) noexcept nogil:
+    mirror_follow_delivered(s, fi)      # mirrors following this flow report their deliveries too
 
 
 cdef int _on_grow_flows(Sim* s, int32_t old_cap, int32_t cap) noexcept nogil:
@@ -157,7 +166,7 @@ cdef void _on_release(Sim* s) noexcept nogil:
         free(a.pool[i])
     for i in range(a.n_skips):
         free(a.skips[i].memo_cc); free(a.skips[i].memo_gp)
-        free(a.skips[i].lead_flows); free(a.skips[i].lead_una0)
+        free(a.skips[i].lead_flows); free(a.skips[i].lead_una0); free(a.skips[i].lead_rcv0)
     free(a.gp)
     free(a.part_ver); free(a.part_watch); free(a.mnotes)
     free(a.free_parts); free(a.skips); free(a.scratch); free(a.part_dirty)
@@ -187,7 +196,7 @@ cdef bint _off_plan(Sim* s, int32_t fi, bint rcv) noexcept nogil:
     return False
 
 
-cdef int64_t _off_bytes(Sim* s, int32_t fi) noexcept nogil:
+cdef int64_t _off_bytes(Sim* s, int32_t fi, bint rcv) noexcept nogil:
     return 0
 
 
@@ -206,6 +215,7 @@ HOOKS_ON.flow_active = _on_flow_active
 HOOKS_ON.flow_done = _on_flow_done
 HOOKS_ON.on_ack = _on_ack
 HOOKS_ON.on_message = _on_message
+HOOKS_ON.on_delivered = _on_delivered
 HOOKS_ON.on_post = _on_post
 HOOKS_ON.rate_timer = _on_rate_timer
 HOOKS_ON.skip_end = _on_skip_end
@@ -219,6 +229,7 @@ HOOKS_OFF.flow_active = _off_flow
 HOOKS_OFF.flow_done = _off_flow
 HOOKS_OFF.on_ack = _off_flow
 HOOKS_OFF.on_message = _off_flow
+HOOKS_OFF.on_delivered = _off_flow
 HOOKS_OFF.on_post = _off_post
 HOOKS_OFF.rate_timer = _off_flow_query
 HOOKS_OFF.skip_end = _off_event
@@ -342,6 +353,8 @@ cdef dict stats(Sim* s):
         "memo_follows": a.memo_follows,
         "memo_mirrors": a.mirrors,
         "memo_mirrors_done": a.mirrors_done,
+        "memo_mirrors_quiet": a.mirrors_quiet,
+        "memo_mirror_follows": a.mirror_follows,
         "skip_rejects": {name: a.rejects[k] for k, name in enumerate(REJECT_NAMES)},
         "reject_mean_flows": a.rej_flows / max(1, sum(a.rejects[k] for k in range(16))),
         "skip_mean_flows": a.skip_flows / max(1, a.skips_started),

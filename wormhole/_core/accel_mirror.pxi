@@ -1,7 +1,12 @@
 # Mirrors (included by accel.pyx).  Contract: a partition that formed at the same moment
 # as an isomorphic twin in the same state is held as a skip whose flows advance as the
-# twin's do (mirror_start, skip_bytes); it ends in the twin's state when the twin
-# converges (mirror_finish, then a steady skip at its goodputs) or changes (mirrors_end).
+# twin's do (mirror_start, skip_bytes).  It follows the twin through its connections'
+# message ends (mirror_follow_message: its own are reported at the same moment) and
+# through its connections going idle (mirror_follow_idle); it ends in the twin's state
+# when the twin converges (mirror_finish, then a steady skip at its goodputs), exactly
+# when the twin is quiescent, everything acknowledged (mirror_quiet_end), or, when the
+# twin changes otherwise (a flow joins, data is posted to an idle connection) or the two
+# part ways, with its own pipeline (mirrors_end).
 
 
 cdef int mirror_start(Sim* s, int32_t P, int32_t lead, int32_t* flows, int32_t* lead_flows,
@@ -25,7 +30,8 @@ cdef int mirror_start(Sim* s, int32_t P, int32_t lead, int32_t* flows, int32_t* 
         return -1
     sk.lead_flows = <int32_t*>realloc(sk.lead_flows, (n if n > 0 else 1) * sizeof(int32_t))
     sk.lead_una0 = <int64_t*>realloc(sk.lead_una0, (n if n > 0 else 1) * sizeof(int64_t))
-    if sk.lead_flows == NULL or sk.lead_una0 == NULL:
+    sk.lead_rcv0 = <int64_t*>realloc(sk.lead_rcv0, (n if n > 0 else 1) * sizeof(int64_t))
+    if sk.lead_flows == NULL or sk.lead_una0 == NULL or sk.lead_rcv0 == NULL:
         s.fail = 1
         return -1
     for i in range(n):
@@ -33,7 +39,9 @@ cdef int mirror_start(Sim* s, int32_t P, int32_t lead, int32_t* flows, int32_t* 
         sk.goodput[i] = 0.0             # no planned message notes: the leader's tell (mirrors_end)
         sk.lead_flows[i] = lead_flows[i]
         sk.lead_una0[i] = virt_una(s, lead_flows[i]) if lead_flows[i] >= 0 else 0
+        sk.lead_rcv0[i] = s.flows[lead_flows[i]].rcv_nxt if lead_flows[i] >= 0 else 0
     sk.mirror = 1
+    sk.wait_posts = 0
     sk.lead_part = lead
     sk.lead_ver = a.part_ver[lead]
     if _skip_start(s, slot, P, INT64_MAX_ACC, INT64_MAX_ACC) != 0:
@@ -62,17 +70,318 @@ cdef void _mirror_state(Sim* s, Skip* sk) noexcept nogil:
                 sk.memo_cc[4 * i + k] = 0.0
 
 
+cdef inline int32_t _lead_index(Skip* sk, int32_t fi) noexcept nogil:
+    """Index of the mirror's flow that follows the leader's flow fi, or -1."""
+    cdef int32_t i
+    for i in range(sk.n_flows):
+        if sk.lead_flows[i] == fi:
+            return i
+    return -1
+
+
+cdef bint _leads_in(Sim* s, Skip* sk, int32_t P) noexcept nogil:
+    """One of the flows the mirror follows is active in partition P."""
+    cdef int32_t i, lf
+    for i in range(sk.n_flows):
+        lf = sk.lead_flows[i]
+        if lf >= 0 and s.acc.active[lf] and s.acc.part_of[lf] == P:
+            return True
+    return False
+
+
+cdef void _mirror_part(Sim* s, int32_t slot) noexcept nogil:
+    """The mirror in ``slot`` parts from its leader now, in the leader's state with its own pipeline."""
+    s.acc.skips[slot].parted = 1
+    skip_end(s, slot, False)
+
+
 cdef void mirrors_end(Sim* s, int32_t P) noexcept nogil:
-    """Partition P is about to change (its flows, or a message of theirs ends):
-    the partitions mirroring it end now, in its current state."""
+    """Partition P is about to change in a way its mirrors cannot follow (a flow
+    joins, an idle connection gets data): the mirrors of the flows it holds end
+    now, in its current state."""
     cdef Accel* a = &s.acc
     cdef int32_t i
     if a.n_mirroring == 0 or P < 0:
         return
     for i in range(a.n_skips):
-        if a.skips[i].part >= 0 and a.skips[i].mirror and a.skips[i].lead_part == P:
-            a.skips[i].parted = 1
-            skip_end(s, i, False)
+        if a.skips[i].part >= 0 and a.skips[i].mirror and _leads_in(s, &a.skips[i], P):
+            _mirror_part(s, i)
+
+
+cdef bint _all_led(Sim* s, Skip* sk, int32_t P) noexcept nogil:
+    """Every flow of partition P is one the mirror follows."""
+    cdef int32_t k
+    for k in range(s.acc.part_nf[P]):
+        if _lead_index(sk, s.acc.part_flows[P][k]) < 0:
+            return False
+    return True
+
+
+cdef void mirror_join(Sim* s, int32_t fi) noexcept nogil:
+    """Connection fi, idle, gets data and joins a partition again.  A mirror that
+    follows it goes on following if the partitions its ports touch hold only flows
+    it follows (the leader's own, nothing else joins it), else it parts."""
+    cdef Accel* a = &s.acc
+    cdef int32_t i, j, n, p
+    cdef int32_t* ports
+    if a.n_mirroring == 0:
+        return
+    _flow_ports(s, fi, &ports, &n)
+    for i in range(a.n_skips):
+        if a.skips[i].part < 0 or not a.skips[i].mirror or _lead_index(&a.skips[i], fi) < 0:
+            continue
+        for j in range(n):
+            p = a.port_part[ports[j]]
+            if p >= 0 and not _all_led(s, &a.skips[i], p):
+                _mirror_part(s, i)
+                break
+
+
+cdef void mirror_lead_post(Sim* s, int32_t fi, int64_t nbytes) noexcept nogil:
+    """Data posted to connection fi.  A mirror that follows it waits for the same
+    data on its own connection at this moment (mirror_take_post); a check at this
+    moment, after the workload's other posts, parts the two if it did not come."""
+    cdef Accel* a = &s.acc
+    cdef int32_t i
+    if a.n_mirroring == 0:
+        return
+    for i in range(a.n_skips):
+        if a.skips[i].part < 0 or not a.skips[i].mirror or _lead_index(&a.skips[i], fi) < 0:
+            continue
+        a.skips[i].wait_posts += 1
+        if heap_push(s, s.now, EV_MSG_NOTE, -1 - i, a.skips[i].token) != 0:
+            s.fail = 1
+
+
+cdef bint mirror_take_post(Sim* s, int32_t fi, int64_t nbytes) noexcept nogil:
+    """Data posted to connection fi, held in a mirror: taken (its size grows; True)
+    if its leader's connection has had the same data posted (the same size since
+    the mirror began), else False (the caller ends the mirror)."""
+    cdef Skip* sk = NULL
+    cdef int32_t j = skip_find(s, fi, &sk), lf
+    cdef Flow* f = &s.flows[fi]
+    if j < 0 or not sk.mirror:
+        return False
+    lf = sk.lead_flows[j]
+    if lf < 0 or sk.wait_posts <= 0 or f.size + nbytes - f.snd_una != s.flows[lf].size - sk.lead_una0[j]:
+        return False
+    f.size += nbytes
+    sk.wait_posts -= 1
+    return True
+
+
+cdef bint mirror_check(Sim* s, int32_t slot, int64_t token) noexcept nogil:
+    """The moment data was posted to a leader's connection has passed: a mirror
+    whose own connections did not all get theirs parts.  False if stale."""
+    cdef Skip* sk
+    if slot < 0 or slot >= s.acc.n_skips:
+        return False
+    sk = &s.acc.skips[slot]
+    if sk.part < 0 or not sk.mirror or sk.token != token:
+        return False
+    if sk.wait_posts > 0:
+        sk.wait_posts = 0
+        _mirror_part(s, slot)
+    return True
+
+
+cdef void mirrors_end_but(Sim* s, int32_t P, int32_t fi) noexcept nogil:
+    """mirrors_end, except for the mirrors that follow flow fi and every flow of P
+    (fi, a connection of theirs, resumes among them: mirror_join)."""
+    cdef Accel* a = &s.acc
+    cdef int32_t i
+    if a.n_mirroring == 0 or P < 0:
+        return
+    for i in range(a.n_skips):
+        if a.skips[i].part >= 0 and a.skips[i].mirror and _leads_in(s, &a.skips[i], P):
+            if _lead_index(&a.skips[i], fi) >= 0 and _all_led(s, &a.skips[i], P):
+                continue
+            _mirror_part(s, i)
+
+
+cdef inline int64_t _lead_advance(Sim* s, Skip* sk, int32_t j) noexcept nogil:
+    """Bytes the leader's flow j has had acknowledged since the mirror began (exact, not in packets)."""
+    return virt_una(s, sk.lead_flows[j]) - sk.lead_una0[j]
+
+
+cdef void mirror_follow_message(Sim* s, int32_t fi) noexcept nogil:
+    """A message of connection fi was acknowledged.  A mirror that follows fi
+    reports its own flow's pending message at this moment if the leader's bytes
+    reach its end (the twins carry the same messages: the workload posted the
+    same data to both); else the two part ways (mirrors_end of this mirror)."""
+    cdef Accel* a = &s.acc
+    cdef int32_t i, j, mf
+    cdef Flow* f
+    if a.n_mirroring == 0:
+        return
+    for i in range(a.n_skips):
+        if a.skips[i].part < 0 or not a.skips[i].mirror:
+            continue
+        j = _lead_index(&a.skips[i], fi)
+        if j < 0:
+            continue
+        mf = a.skips[i].flows[j]
+        f = &s.flows[mf]
+        if f.persistent and f.msg_end >= 0 and f.msg_end - f.snd_una <= _lead_advance(s, &a.skips[i], j):
+            a.mirror_follows += 1
+            a.k.note_message(s, mf)     # its message, at the leader's moment
+        else:
+            _mirror_part(s, i)
+
+
+cdef void mirror_follow_delivered(Sim* s, int32_t fi) noexcept nogil:
+    """Flow fi's receiver got every byte up to its rcv_end.  A mirror that follows
+    it reports its own flow's delivery at this moment if the leader's receiver
+    has got as far (the same messages); otherwise it is reported when due."""
+    cdef Accel* a = &s.acc
+    cdef int32_t i, j, mf
+    cdef Flow* f
+    if a.n_mirroring == 0:
+        return
+    for i in range(a.n_skips):
+        if a.skips[i].part < 0 or not a.skips[i].mirror:
+            continue
+        j = _lead_index(&a.skips[i], fi)
+        if j < 0:
+            continue
+        mf = a.skips[i].flows[j]
+        f = &s.flows[mf]
+        if f.rcv_end >= 0 and f.rcv_nxt + virt_rcv_bytes(s, &a.skips[i], j) >= f.rcv_end:
+            a.k.note_delivered(s, mf)
+
+
+cdef bint _quiet(Sim* s, Skip* sk, int32_t going) noexcept nogil:
+    """Every flow the mirror follows has left its partition (``going`` is leaving now)."""
+    cdef int32_t i, lf
+    for i in range(sk.n_flows):
+        lf = sk.lead_flows[i]
+        if lf >= 0 and lf != going and s.acc.active[lf]:
+            return False
+    return True
+
+
+cdef void mirror_follow_idle(Sim* s, int32_t fi) noexcept nogil:
+    """Flow fi leaves its partition (a connection with everything acknowledged,
+    or a finished flow).  A mirror that follows a connection whose own flow has
+    exactly the data the leader's had goes on following (its flow is idle too);
+    once every flow it follows is idle it ends in the leader's final state
+    (mirror_quiet_end).  Otherwise (a finished flow, whose completion the mirror
+    cannot report at this moment, or data that differ) the two part ways."""
+    cdef Accel* a = &s.acc
+    cdef int32_t i, j, mf
+    cdef Flow* f
+    if a.n_mirroring == 0:
+        return
+    for i in range(a.n_skips):
+        if a.skips[i].part < 0 or not a.skips[i].mirror:
+            continue
+        j = _lead_index(&a.skips[i], fi)
+        if j < 0:
+            continue
+        mf = a.skips[i].flows[j]
+        f = &s.flows[mf]
+        if not (s.flows[fi].persistent and f.persistent
+                and f.size - f.snd_una == _lead_advance(s, &a.skips[i], j)):
+            _mirror_part(s, i)
+        elif _quiet(s, &a.skips[i], fi):
+            mirror_quiet_end(s, i)
+
+
+cdef void mirror_quiet_end(Sim* s, int32_t slot) noexcept nogil:
+    """The leader of the mirror in ``slot`` is quiescent: each of its flows has
+    had all its data acknowledged and nothing of it is in flight.  The mirror ends
+    exactly in that state: its flows take the leader's (all their data
+    acknowledged, the leader's sender, receiver and congestion-control state), the
+    packets it held from the moment it began are gone (they stood for packets the
+    leader has delivered since), and its connections go idle.  If it holds queued
+    packets (which the switches' buffers count), it parts as mirrors_end would."""
+    cdef Accel* a = &s.acc
+    cdef Skip* sk = &a.skips[slot]
+    cdef int32_t P = sk.part, i, j, mf, lf
+    cdef int64_t dt = s.now - sk.t0, B, D
+    cdef Flow* f
+    cdef Flow* g
+    for i in range(s.n_ports):
+        if a.port_part[i] == P and s.ports[i].qbytes_total > 0:
+            _mirror_part(s, slot)
+            return
+    _mirror_state(s, sk)
+    for j in range(sk.n_flows):
+        mf = sk.flows[j]
+        lf = sk.lead_flows[j]
+        if lf < 0:
+            continue
+        f = &s.flows[mf]
+        g = &s.flows[lf]
+        B = f.size - f.snd_una
+        D = f.size - g.size             # offset of the mirror's byte stream against the leader's
+        f.skip_shift = B
+        f.snd_una = f.size
+        f.snd_nxt = f.size
+        if g.max_sent + D > f.max_sent:
+            f.max_sent = g.max_sent + D
+        f.rcv_nxt = g.rcv_nxt + D
+        f.rcv_bytes += B
+        f.milestone = g.milestone + D
+        f.last_nack = g.last_nack + D if g.last_nack > 0 else g.last_nack
+        f.nack_timer = g.nack_timer
+        f.next_avail = g.next_avail
+        f.rto_mark = g.rto_mark + D
+        f.rto_armed = 0                 # its held timer goes with its held packets
+        _count_packets(s, sk, f, B)
+    for j in range(sk.n_flows):         # (as _advance_flows: the CC state once every port's advance is known)
+        if sk.lead_flows[j] < 0:
+            continue
+        f = &s.flows[sk.flows[j]]
+        a.k.cc[f.cc].shift(s, sk.flows[j], f.skip_shift, dt)
+        _shift_window(s, sk.flows[j], f.skip_shift, dt, sk.t0)
+    _shift_queues(s, P, dt)
+    _return_quiet(s, sk, P, dt)
+    _clear_port_shift(s, sk)
+    _report_flows(s, slot, True)        # messages not reported yet, deliveries; the leader's CC state
+    sk = &a.skips[slot]
+    _release_slot(s, sk, P)
+    _kick_ports(s, P)
+    _count_end(s, sk, dt, True)
+    a.mirrors_quiet += 1
+    for j in range(sk.n_flows):         # its connections are idle, as the leader's
+        mf = sk.flows[j]
+        if sk.lead_flows[j] >= 0 and a.active[mf] and s.flows[mf].persistent:
+            conn_idle(s, mf)
+            part_deactivate(s, mf)
+
+
+cdef void _return_quiet(Sim* s, Skip* sk, int32_t P, int64_t dt) noexcept nogil:
+    """The held events of a mirror ending quiescent: its flows' packets in flight
+    are freed (each one's wire counts one arrival less) and their retransmission
+    timers dropped; the rest (transmission ends, NIC wake-ups, PFC frames, CC
+    timers) go back into the heap dt later, in order."""
+    cdef int64_t k
+    cdef int32_t fl
+    cdef Event e
+    qsort(sk.ev, sk.n_ev, sizeof(Event), _ev_cmp)
+    for k in range(sk.n_ev):
+        e = sk.ev[k]
+        if e.kind == EV_ARRIVE:
+            fl = s.pkts[e.b].flow
+            if s.pkts[e.b].kind != PK_PFC and fl >= 0 and _lead_of(sk, fl) >= 0:
+                s.ports[s.ports[e.a].peer].wire_heap -= 1
+                s.acc.k.pkt_free(s, <int32_t>e.b)
+                continue
+            _shift_packet(s, <int32_t>e.b, dt)
+        elif e.kind == EV_RTO and _lead_of(sk, e.a) >= 0:
+            continue
+        if heap_push(s, e.t + dt, e.kind, e.a, e.b) != 0:
+            s.fail = 1
+
+
+cdef inline int32_t _lead_of(Skip* sk, int32_t mf) noexcept nogil:
+    """The index of the mirror's flow mf if it follows a leader's flow, else -1."""
+    cdef int32_t i
+    for i in range(sk.n_flows):
+        if sk.flows[i] == mf:
+            return i if sk.lead_flows[i] >= 0 else -1
+    return -1
 
 
 cdef int32_t mirror_finish(Sim* s, int32_t lead) noexcept nogil:

@@ -85,6 +85,7 @@ cdef void part_activate(Sim* s, int32_t fi) noexcept nogil:
     cdef int32_t n, i, j, p, best = -1, other, g
     if a.active[fi]:
         return
+    mirror_join(s, fi)                       # a leader's connection resuming: its mirrors follow, or part
     _flow_ports(s, fi, &ports, &n)
     for i in range(n):                       # an unplanned event for a skipping partition: skip back
         p = a.port_part[ports[i]]
@@ -93,7 +94,7 @@ cdef void part_activate(Sim* s, int32_t fi) noexcept nogil:
             skip_end(s, a.part_skip[p], False)
             a.back_why = 3
         if p >= 0:
-            mirrors_end(s, p)
+            mirrors_end_but(s, p, fi)
     for i in range(n):
         p = a.port_part[ports[i]]
         if p >= 0 and (best < 0 or a.part_nf[p] > a.part_nf[best]):
@@ -146,7 +147,7 @@ cdef void part_deactivate(Sim* s, int32_t fi) noexcept nogil:
     if not a.active[fi]:
         return
     P = a.part_of[fi]
-    mirrors_end(s, P)
+    mirror_follow_idle(s, fi)       # its mirrors follow it, or part
     epoch_near(s, fi)
     _flow_ports(s, fi, &ports, &n)
     for i in range(n):
@@ -178,7 +179,6 @@ cdef void part_split(Sim* s, int32_t P) noexcept nogil:
     cdef int32_t np_
     a.part_dirty[P] = 0
     a.splits += 1
-    mirrors_end(s, P)
     if a.part_nf[P] == 0:
         return
     if a.scratch_cap < a.part_nf[P]:
@@ -262,7 +262,6 @@ cdef inline void conn_idle(Sim* s, int32_t fi) noexcept nogil:
     if w.val != NULL and w.idle_since < 0:
         w.idle_since = s.now
         epoch_near(s, fi)
-        mirrors_end(s, s.acc.part_of[fi])
 
 
 cdef list part_components(Sim* s, int32_t P):

@@ -5,13 +5,46 @@
 # report it if still due), and data posted to it may lengthen the skip (skip_extend).
 
 
+cdef int64_t virt_bytes(Sim* s, Skip* sk, int32_t i) noexcept nogil:
+    """Bytes flow sk.flows[i] has moved in its skip as of now: skip_bytes, or in a
+    mirror exactly what its leader's flow has had acknowledged since the mirror
+    began (not rounded to packets: the twins' messages end at the same bytes),
+    up to its own posted data."""
+    cdef Flow* f
+    cdef int64_t B
+    if sk.mirror and sk.lead_flows[i] >= 0:
+        f = &s.flows[sk.flows[i]]
+        B = virt_una(s, sk.lead_flows[i]) - sk.lead_una0[i]
+        if B > f.size - f.snd_una:
+            B = f.size - f.snd_una
+        return B if B > 0 else 0
+    return skip_bytes(s, sk, i, s.now - sk.t0)
+
+
+cdef int64_t virt_rcv_bytes(Sim* s, Skip* sk, int32_t i) noexcept nogil:
+    """virt_bytes at the receiver: in a mirror, what its leader's receiver has
+    got since the mirror began (ahead of its sender by what is in flight)."""
+    cdef Flow* f
+    cdef Skip* lsk = NULL
+    cdef int32_t lf = sk.lead_flows[i] if sk.mirror else -1, k
+    cdef int64_t B
+    if lf < 0:
+        return skip_bytes(s, sk, i, s.now - sk.t0)
+    f = &s.flows[sk.flows[i]]
+    k = skip_find(s, lf, &lsk)
+    B = s.flows[lf].rcv_nxt + (0 if k < 0 else virt_rcv_bytes(s, lsk, k)) - sk.lead_rcv0[i]
+    if B > f.size - f.rcv_nxt:
+        B = f.size - f.rcv_nxt
+    return B if B > 0 else 0
+
+
 cdef int64_t virt_una(Sim* s, int32_t fi) noexcept nogil:
     """snd_una, or inside a fast-forward what it is at the current time."""
     cdef Skip* sk = NULL
     cdef int32_t i = skip_find(s, fi, &sk)
     if i < 0:
         return s.flows[fi].snd_una
-    return s.flows[fi].snd_una + skip_bytes(s, sk, i, s.now - sk.t0)
+    return s.flows[fi].snd_una + virt_bytes(s, sk, i)
 
 
 cdef bint note_plan(Sim* s, int32_t fi, int64_t after=-1) noexcept nogil:
@@ -28,7 +61,7 @@ cdef bint note_plan(Sim* s, int32_t fi, int64_t after=-1) noexcept nogil:
     if not f.persistent or f.msg_end < 0:
         return True
     need = f.msg_end - f.snd_una
-    if need <= skip_bytes(s, sk, i, s.now - sk.t0):
+    if need <= virt_bytes(s, sk, i):
         if after < 0:
             s.acc.k.note_message(s, fi)
         return True
@@ -55,7 +88,7 @@ cdef bint rcv_plan(Sim* s, int32_t fi, int64_t after=-1) noexcept nogil:
     if f.rcv_end < 0:
         return True
     need = f.rcv_end - f.rcv_nxt
-    if need <= skip_bytes(s, sk, i, s.now - sk.t0):
+    if need <= virt_rcv_bytes(s, sk, i):
         if after < 0:
             s.acc.k.note_delivered(s, fi)
         return True
@@ -76,7 +109,7 @@ cdef bint rcv_note_due(Sim* s, int32_t fi, int64_t token) noexcept nogil:
     cdef Flow* f = &s.flows[fi]
     if i < 0 or sk.note_token != token or f.rcv_end < 0:
         return False
-    if f.rcv_nxt + skip_bytes(s, sk, i, s.now - sk.t0) < f.rcv_end:
+    if f.rcv_nxt + virt_rcv_bytes(s, sk, i) < f.rcv_end:
         return False
     s.acc.k.note_delivered(s, fi)
     return True
@@ -89,7 +122,7 @@ cdef bint msg_note_due(Sim* s, int32_t fi, int64_t token) noexcept nogil:
     cdef Flow* f = &s.flows[fi]
     if i < 0 or sk.note_token != token or f.msg_end < 0:
         return False
-    if f.snd_una + skip_bytes(s, sk, i, s.now - sk.t0) < f.msg_end:
+    if f.snd_una + virt_bytes(s, sk, i) < f.msg_end:
         return False
     s.acc.k.note_message(s, fi)
     return True

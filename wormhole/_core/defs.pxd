@@ -43,6 +43,7 @@ cdef enum EventKind:
     EV_SAMPLE = 7       # periodic rate / queue sampler (off unless Sim.sample_interval > 0)
     EV_SKIP_END = 8     # a = skip slot, b = token: planned end of a partition's fast-forward
     EV_MSG_NOTE = 9     # a = flow, b = skip's note token: a skipping connection's message ends (virtual time);
+                        # a = -1 - slot: a mirror's check at the moment its leader had data posted
                         # b = -1 - token: the receiver gets its last byte (rcv_plan; not counted as an event)
     N_EVENT_KINDS = 10
 
@@ -407,7 +408,11 @@ ctypedef struct Skip:
     int32_t lead_ver    # its version when the mirror began
     int32_t* lead_flows # per flow: the leader's flow it mirrors (-1: none, an idle connection)
     int64_t* lead_una0  # per flow: that flow's snd_una when the mirror began
+    int64_t* lead_rcv0  # per flow: that flow's rcv_nxt when the mirror began
     uint8_t parted      # 1: ended because the leader changed (not a skip-back)
+    int32_t wait_posts  # a mirror: data posted to the leader's connections that its own have not had
+                        # yet (the workload posts to both at the same moment; checked then, at
+                        # an EV_MSG_NOTE with a = -1 - slot, b = token)
     uint8_t follow      # 1: a steady skip at the stored goodputs right after a memo replay
 
 ctypedef struct Accel:
@@ -468,6 +473,9 @@ ctypedef struct Accel:
     int64_t memo_follows     # steady skips begun as soon as a memoized convergence ended
     int64_t mirrors          # partitions that mirrored a simulated twin
     int64_t mirrors_done     # mirrors that lasted until their twin converged
+    int64_t mirror_follows   # leader's message ends a mirror followed (its own reported at that moment)
+    int64_t mirrors_quiet    # mirrors that ended with their twin quiescent (everything acknowledged):
+                             # exact, in the twin's final state (accel_mirror.pxi mirror_quiet_end)
     int32_t n_mirroring      # mirrors in progress
     int64_t rejects[16]      # partitions not fast-forwarded, by the test that blocked them (REJECT_NAMES in
                              # kernel.pyx: pause, rate spread, goodput halves, no room, horizon, split check, ...)
@@ -724,8 +732,10 @@ ctypedef struct AccelHooks:
     # host_receive_ack, after the flow's CC reacted: one rate sample (may begin a skip of
     # its partition); a connection with everything acknowledged goes idle
     void (*on_ack)(Sim* s, int32_t fi) noexcept nogil
-    # note_message: a connection's oldest message was acknowledged (mirrors of its partition end)
+    # note_message: a connection's oldest message was acknowledged (mirrors following it report theirs)
     void (*on_message)(Sim* s, int32_t fi) noexcept nogil
+    # note_delivered: the flow's receiver got every byte up to its rcv_end (mirrors following it too)
+    void (*on_delivered)(Sim* s, int32_t fi) noexcept nogil
     # Kernel.post, before the kernel adds the bytes: True if a skip the connection sends through
     # took them (its size already grown: the kernel adds nothing); False after ending the skips
     # on the connection's ports (and looking its partition up afresh if it was idle)
@@ -742,9 +752,9 @@ ctypedef struct AccelHooks:
     # Kernel.set_msg_end (rcv 0) / set_rcv_end (rcv 1): the flow is inside a skip: the notice is
     # reported now if passed or planned at its virtual time (True); False if not in a skip
     bint (*plan_note)(Sim* s, int32_t fi, bint rcv) noexcept nogil
-    # bytes the skip the flow is in has moved it so far (snd_una and rcv_nxt as of now are the
-    # flow's plus these); 0 outside a skip
-    int64_t (*skipped_bytes)(Sim* s, int32_t fi) noexcept nogil
+    # bytes the skip the flow is in has moved its sender (rcv 0: snd_una as of now is the flow's
+    # plus these) or its receiver (rcv 1: rcv_nxt); 0 outside a skip
+    int64_t (*skipped_bytes)(Sim* s, int32_t fi, bint rcv) noexcept nogil
     # Kernel._grow_flows: the per-flow arrays grew from old_cap to cap entries; -1 if memory ran out
     int (*grow_flows)(Sim* s, int32_t old_cap, int32_t cap) noexcept nogil
     # Kernel.__dealloc__: free everything the accelerator allocated
@@ -768,3 +778,5 @@ ctypedef struct KernelOps:
     void (*note_delivered)(Sim* s, int32_t fi) noexcept nogil
     # v[0..3]: the flow's sending rate and the 3 algorithm values memo entries store
     void (*cc_vector)(Sim* s, int32_t fi, double* v) noexcept nogil
+    # the packet (out of every queue, wire and event) goes back to the free list
+    void (*pkt_free)(Sim* s, int32_t pk) noexcept nogil

@@ -660,6 +660,7 @@ cdef void note_delivered(Sim* s, int32_t fi) noexcept nogil:
     if f.persistent or f.rcv_cb:
         if _append(&s.rnotes, &s.n_rnotes, &s.rnotes_cap, fi) != 0:
             s.fail = 1
+    s.hooks.on_delivered(s, fi)
 
 
 cdef void host_receive_ack(Sim* s, int32_t pk) noexcept nogil:
@@ -839,6 +840,11 @@ cdef void _port_kick(Sim* s, int32_t port) noexcept nogil:
             nic_try_send(s, port)
 
 
+cdef void _pkt_free(Sim* s, int32_t pk) noexcept nogil:
+    """KernelOps.pkt_free: a packet the accelerator took out of the run is freed."""
+    pkt_free(s, pk)
+
+
 cdef KernelOps KOPS
 KOPS.cc = CC_TABLE
 KOPS.port_settle = _port_settle
@@ -847,6 +853,8 @@ KOPS.port_kick = _port_kick
 KOPS.note_message = note_message
 KOPS.note_delivered = note_delivered
 KOPS.cc_vector = cc_vector
+KOPS.pkt_free = _pkt_free
+
 
 
 cdef void sample(Sim* s) noexcept nogil:
@@ -945,9 +953,9 @@ cdef inline int32_t event_node(Sim* s, Event* e) noexcept nogil:
     n_nodes (Python's) for the sampler, the accelerator's and user events."""
     if e.kind == EV_TX_DONE or e.kind == EV_ARRIVE or e.kind == EV_NIC_WAKE:
         return s.ports[e.a].node
-    if e.kind == EV_FLOW_START or e.kind == EV_RTO or e.kind == EV_CC_TIMER or e.kind == EV_MSG_NOTE:
+    if e.kind == EV_FLOW_START or e.kind == EV_RTO or e.kind == EV_CC_TIMER or (e.kind == EV_MSG_NOTE and e.a >= 0):
         return s.flows[e.a].src
-    return s.n_nodes
+    return s.n_nodes                # (an EV_MSG_NOTE with a < 0: a mirror's check, accel_mirror.pxi)
 
 
 cdef int _slots_grow(Sim* s) noexcept nogil:
@@ -1439,7 +1447,7 @@ cdef class Kernel:
 
     def rcv_nxt(self, int32_t fi):
         """Bytes the receiver holds in order; inside a fast-forward, as of the current time."""
-        return self.s.flows[fi].rcv_nxt + self.s.hooks.skipped_bytes(self.s, fi)
+        return self.s.flows[fi].rcv_nxt + self.s.hooks.skipped_bytes(self.s, fi, True)
 
     def delivered_time(self, int32_t fi):
         """Time the receiver last reached the flow's rcv_end (a flow: its last byte), -1."""
@@ -1453,7 +1461,7 @@ cdef class Kernel:
 
     def snd_una(self, int32_t fi):
         """Acknowledged bytes; inside a fast-forward, as of the current time."""
-        return self.s.flows[fi].snd_una + self.s.hooks.skipped_bytes(self.s, fi)
+        return self.s.flows[fi].snd_una + self.s.hooks.skipped_bytes(self.s, fi, False)
 
     def schedule_user(self, int64_t t, int cb_id):
         if t < self.s.now:
@@ -1717,7 +1725,7 @@ cdef class Kernel:
         """(bytes posted and not yet acknowledged, bytes to the end of the current
         message or -1) of one flow or connection."""
         cdef Flow* f = &self.s.flows[fi]
-        una = f.snd_una + self.s.hooks.skipped_bytes(self.s, fi)
+        una = f.snd_una + self.s.hooks.skipped_bytes(self.s, fi, False)
         return (f.size - una, f.msg_end - una if f.msg_end >= 0 else -1)
 
     def mirror_start(self, int32_t P, int32_t lead, list flows, list lead_flows):

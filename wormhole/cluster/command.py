@@ -44,9 +44,9 @@ def add_arguments(p):
     p.add_argument("--sender", default="profile", choices=SENDERS,
                    help="flow/packet models: a worker hands its bytes to the connection at its profiled rate "
                         "(profile, default) or all at once (transport)")
-    p.add_argument("--ring", default="server", choices=RING_ORDERS,
-                   help="flow/packet models: ring order server by server (default, as NCCL orders a node's "
-                        "GPUs) or rank (the order the policy placed the workers)")
+    p.add_argument("--ring", default=None, choices=RING_ORDERS,
+                   help="flow/packet models: ring order server by server (as NCCL orders a node's GPUs) or "
+                        "rank (the order the policy placed the workers); default: the cluster spec's ring")
     p.add_argument("--collective", default="flows", choices=COLLECTIVES,
                    help="flow/packet models: a bucket's all-reduce as one message per ring link, the links "
                         "independent (flows, default), or NCCL's 2 (N - 1) ring steps, each waiting for the "

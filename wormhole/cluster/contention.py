@@ -104,7 +104,7 @@ def make_contention(name, pool=None, spec=None, **kw):
                                 volume=kw.get("volume", "rate"), phases=kw.get("fabric_phases", 4),
                                 overlap=kw.get("overlap", True), bucket_mb=kw.get("bucket_mb", 25.0),
                                 first_bucket_mb=kw.get("first_bucket_mb", 1.0), sender=kw.get("sender", "profile"),
-                                ring=kw.get("ring", "server"), collective=kw.get("collective", "flows"),
+                                ring=kw.get("ring"), collective=kw.get("collective", "flows"),
                                 offsets=kw.get("offsets", "spread"))
     raise ContentionError("unknown contention model %r (none, fixed, mosim, flow, packet)" % name, value=name)
 

@@ -5,8 +5,9 @@ A *scenario* is a group of training jobs whose workers span servers and that
 share at least one server (jobs on disjoint server sets cannot meet on the
 non-blocking core; jobs inside one server never touch a NIC).  Each worker
 talks to its ring successor over a persistent connection, the ring ordered
-server by server as NCCL orders a node's GPUs (``ring="rank"``: in the order
-the policy placed the workers, one pod at a time).
+server by server as NCCL orders a node's GPUs, or (``ring="rank"``) in the
+order the policy placed the workers, one pod at a time, as NCCL orders ranks it
+sees as separate hosts; ``ring=None`` (default) takes the spec's ``ring``.
 
 What a job's iteration puts on the fabric (``volume``):
 
@@ -81,6 +82,7 @@ from ..errors import ContentionError
 from ..network import Network
 from ..units import S
 from .policies import bin_packing
+from .spec import RING_ORDERS
 
 _PHI = 0.6180339887498949
 CHUNKS = 32                 # pieces of a paced message (see _JobReplay)
@@ -128,7 +130,7 @@ def scenario_key(group, spec, ring="server"):
 
 class FabricContention:
     def __init__(self, backend, iterations=5, hop_bytes=4 << 20, memo=None, volume="rate", phases=4,
-                 overlap=True, bucket_mb=25.0, first_bucket_mb=1.0, sender="profile", ring="server",
+                 overlap=True, bucket_mb=25.0, first_bucket_mb=1.0, sender="profile", ring=None,
                  collective="flows", offsets="spread"):
         if volume not in VOLUME_SOURCES:
             raise ContentionError("volume source must be one of %s" % ", ".join(VOLUME_SOURCES), value=volume)
@@ -140,7 +142,9 @@ class FabricContention:
         for what, v in (("bucket_mb", bucket_mb), ("first_bucket_mb", first_bucket_mb)):
             if not (isinstance(v, (int, float)) and v > 0):
                 raise ContentionError("%s must be positive" % what, value=v)
-        for what, v, names in (("sender", sender, SENDERS), ("ring order", ring, RING_ORDERS),
+        if ring is not None and ring not in RING_ORDERS:
+            raise ContentionError("ring order must be one of %s" % ", ".join(RING_ORDERS), value=ring)
+        for what, v, names in (("sender", sender, SENDERS),
                                ("collective", collective, COLLECTIVES), ("offsets", offsets, OFFSETS)):
             if v not in names:
                 raise ContentionError("%s must be one of %s" % (what, ", ".join(names)), value=v)
@@ -187,7 +191,7 @@ class FabricContention:
 
     def scenario(self, group, spec):
         """{job key: mean iteration time (s)} of the group replayed together."""
-        key, ordered = scenario_key(group, spec, self.ring)
+        key, ordered = scenario_key(group, spec, self.ring_of(spec))
         key = key + (self.transport_key(spec),)
         if self.offsets == "actual" and len(ordered) > 1:
             key = key + (tuple(self.phase_slot(r) for r in ordered),)
@@ -200,6 +204,10 @@ class FabricContention:
             self.hits += 1
         return {r.key: res[i] for i, r in enumerate(ordered)}
 
+    def ring_of(self, spec):
+        """The ring order replayed: the model's, or the spec's (``ring=None``)."""
+        return self.ring or spec.ring
+
     def phase_slot(self, r):
         """The job's position in its current iteration (``offsets="actual"``),
         in 1 / ``PHASE_SLOTS`` of an iteration: the fraction of an iteration
@@ -210,7 +218,7 @@ class FabricContention:
 
     def transport_key(self, spec):
         return (spec.transport, spec.efficiency, spec.buffer_bytes, self.overlap, self.volume, self.bucket_bytes,
-                self.first_bucket_bytes, self.sender, self.ring, self.collective)
+                self.first_bucket_bytes, self.sender, self.ring_of(spec), self.collective)
 
     # ------------------------------------------------------------ transport
     def _network(self, topo, spec, used, scale=1.0):
@@ -387,7 +395,7 @@ class FabricContention:
 
         for i, r in enumerate(jobs):
             gpus = []
-            for s in (r.servers if self.ring == "rank" else sorted(r.servers, key=used.index)):
+            for s in (r.servers if self.ring_of(spec) == "rank" else sorted(r.servers, key=used.index)):
                 gpus.append(hosts[(s, slot[s])])
                 slot[s] += 1
             n = len(gpus)
@@ -428,7 +436,6 @@ COLLECTIVES = ("flows", "ring")
 # (from their progress when the set of running jobs changed), in 1 / PHASE_SLOTS of an iteration
 OFFSETS = ("spread", "actual")
 PHASE_SLOTS = 16
-RING_ORDERS = ("server", "rank")
 
 
 def compute_only_s(r):

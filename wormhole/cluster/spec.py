@@ -11,6 +11,7 @@ bandwidth, scheduling policy.
     buffer: 1.6MiB                # shared buffer of each fabric switch (optional; the transport preset's)
     host:                         # the servers' host I/O shared by co-located jobs (optional; wormhole.cluster.host)
       {gpus_per_switch: 2, uplink: 15.75GB/s, gpus_per_socket: 4, memory: 128GB/s, p2p: false}
+    ring: server                  # the order of a job's NCCL ring (optional): server (default) or rank
 
 Rates accept ``Gbps``/``Mbps``/``bps`` or ``GB/s``/``MB/s`` (decimal).  The
 spec also builds the fabric the ``flow`` and ``packet`` contention models
@@ -32,7 +33,15 @@ server's PCIe switches and CPU sockets (GPU slots per switch and per socket, a
 switch uplink's and a socket's memory bandwidth, and ``p2p``: whether workers on
 one server reach each other's GPUs directly); with it every contention
 model adds the compute contention of jobs sharing those paths
-(:mod:`wormhole.cluster.host`); without it there is none.
+(:mod:`wormhole.cluster.host`); without it there is none.  ``ring`` is how the
+cluster's software orders a job's NCCL ring, which the fabric models replay:
+``server`` (default), the workers of a server next to each other, as NCCL
+orders the GPUs it knows to share a host (one process or pod per server, or
+pods that share a host identity); ``rank``, the ring in rank order across the
+servers, as NCCL orders ranks it sees as separate hosts (one-GPU pods, each
+its own hostname: NCCL's host hash differs, so it links them rank by rank
+through its socket transport), so a job whose pods were placed alternately
+crosses the NIC on every ring link.
 """
 import math
 import os
@@ -100,11 +109,13 @@ class Server:
 
 
 TRANSPORTS = tuple(n for n in CC_REGISTRY if n in PRESETS)   # the registry's algorithms with a preset (wormhole.cc)
+# the order of a job's ring (``ring``): ``server``, server by server; ``rank``, the ranks' order (see the module)
+RING_ORDERS = ("server", "rank")
 
 
 class ClusterSpec:
     def __init__(self, servers, policy="bin-packing", latency_ps=US, name="cluster", source=None,
-                 transport="hpcc", efficiency=None, buffer_bytes=None, host=None):
+                 transport="hpcc", efficiency=None, buffer_bytes=None, host=None, ring="server"):
         if not servers:
             raise SpecError("a cluster needs at least one server", source)
         if transport not in TRANSPORTS:
@@ -115,6 +126,9 @@ class ClusterSpec:
         if buffer_bytes is not None and (isinstance(buffer_bytes, bool) or not isinstance(buffer_bytes, int)
                                          or buffer_bytes < 1):
             raise SpecError("buffer must be a positive number of bytes", source, None, buffer_bytes)
+        if ring not in RING_ORDERS:
+            raise SpecError("ring must be one of %s" % ", ".join(RING_ORDERS), source, None, ring)
+        self.ring = ring                      # order of a job's ring: server or rank (RING_ORDERS)
         self.transport = transport
         self.host = host                      # HostSpec (wormhole.cluster.host) or None: no host contention
         self.buffer_bytes = buffer_bytes      # shared buffer per fabric switch, bytes (None: the preset's)
@@ -136,7 +150,7 @@ class ClusterSpec:
     @classmethod
     def uniform(cls, n_servers, gpus, nic="5Gbps", intra="16384MB/s", **kw):
         """``n_servers`` identical servers (keywords: policy, latency_ps, name,
-        transport, efficiency, buffer_bytes, host)."""
+        transport, efficiency, buffer_bytes, host, ring)."""
         s = Server(gpus, parse_bandwidth(nic), parse_bandwidth(intra))
         return cls([s] * n_servers, **kw)
 
@@ -150,7 +164,7 @@ class ClusterSpec:
         if not isinstance(doc, dict):
             raise SpecError("a cluster spec is a mapping with 'servers'", path)
         unknown = sorted(map(str, set(doc) - {"name", "servers", "policy", "latency", "transport", "efficiency", "buffer",
-                                                "host"}))
+                                                "host", "ring"}))
         if unknown:
             raise SpecError("unknown key(s) %s" % ", ".join(unknown), path, None, unknown)
         groups = doc.get("servers")
@@ -182,7 +196,7 @@ class ClusterSpec:
             host = parse_host(doc["host"], path)
         return cls(servers, pol, lat, str(doc.get("name", os.path.basename(path))), path,
                    doc.get("transport", "hpcc"), doc.get("efficiency"),
-                   None if buf is None else parse_size(buf, (path, None)), host)
+                   None if buf is None else parse_size(buf, (path, None)), host, doc.get("ring", "server"))
 
     def fabric(self, servers=None, nic_scale=1.0):
         """Topology of the given servers (all by default): returns (topology,

@@ -1,0 +1,69 @@
+"""Mirrors that follow their twin through message ends, posts and idle spells (accel_mirror.pxi).
+
+Four pairs of hosts on one switch exchange a 2 MB message each way on persistent connections, then,
+when a message is acknowledged, post 1 MB more on the same connection: four identical partitions that
+form at the same moment.  With mirrors, pair 0 is simulated and pairs 1-3 follow it: their messages end
+when pair 0's do, the workload posts the same data to both, and when pair 0 has everything
+acknowledged the mirrors end in its state.  The expectation is the full run's, message by message.
+"""
+import wormhole as wh
+
+SIZE, MORE = 2 * 1024 * 1024, 1_000_000
+
+
+def exchange(accelerate, only_first=False, **cfg):
+    """The four pairs (hosts 2k and 2k + 1 of a star); with ``only_first``, only pair 0 gets the second
+    message (its twins' workload differs from the moment the first messages end)."""
+    net = wh.Network(wh.star(8), wh.Config.preset("hpcc", accelerate=accelerate, **cfg))
+    mids = []
+
+    def more(conn, pair):
+        if pair == 0 or not only_first:
+            mids.append(net.post(conn, MORE))
+
+    for k in range(4):
+        for src, dst in ((2 * k, 2 * k + 1), (2 * k + 1, 2 * k)):
+            c = net.connect(src, dst)
+            mids.append(net.post(c, SIZE, on_done=lambda r, c=c, k=k: more(c, k)))
+    net.run()
+    rows = sorted((net.message(m).src, net.message(m).size, net.message(m).done, net.message(m).delivered)
+                  for m in mids)
+    return net, rows
+
+
+def test_mirrors_follow_their_twin_to_the_end_exactly():
+    full, f_rows = exchange(False)
+    acc, a_rows = exchange(True, memo_mirrors=True)
+    st = acc.stats
+    assert st["memo_mirrors"] == 3                  # pairs 1-3 mirror pair 0
+    assert st["memo_mirrors_quiet"] == 3            # each ended with pair 0 quiescent
+    # each mirror reported its two connections' two message ends at pair 0's moments
+    assert st["memo_mirror_follows"] == 3 * 2 * 2
+    assert st["skip_backs"] == 0
+    # every message ends and is delivered at the full run's picosecond
+    assert a_rows == f_rows
+    # one pair of four simulated, the others skipped
+    assert st["events"] < 0.3 * full.stats["events"]
+    rcv, _, _ = acc.delivered()
+    assert sorted(rcv.tolist())[-8:] == [SIZE + MORE] * 8
+
+
+def test_a_mirror_whose_twin_gets_data_it_does_not_parts():
+    """Only pair 0 gets the second message: the mirrors wait for the same post on their own
+    connections at that moment, do not get it and part there, in pair 0's state (with their own
+    pipeline); nothing ends quiescent and the results stay close to the full run's."""
+    full, f_rows = exchange(False, only_first=True)
+    acc, a_rows = exchange(True, only_first=True, memo_mirrors=True)
+    st = acc.stats
+    assert st["memo_mirrors"] == 3 and st["memo_mirrors_quiet"] == 0
+    assert len(a_rows) == len(f_rows) == 10
+    for (s0, n0, d0, _), (s1, n1, d1, _) in zip(f_rows, a_rows):
+        assert (s0, n0) == (s1, n1)
+        assert abs(d1 - d0) / d0 < 0.05
+    # the first messages ended while the mirrors still followed: at the full run's moment
+    assert [r[2] for r in a_rows if r[1] == SIZE] == [r[2] for r in f_rows if r[1] == SIZE]
+
+
+def test_mirrors_stay_off_unless_asked_for():
+    acc, _ = exchange(True)
+    assert acc.stats["memo_mirrors"] == 0 and acc.stats["memo_mirrors_quiet"] == 0
