@@ -33,6 +33,14 @@ def chunks_of(nbytes, chunk_bytes):
     return split(nbytes, n)
 
 
+def comm_group(tag):
+    """The communicator of a transfer tagged ``tag`` (a collective kind such as 'dp allreduce' or
+    'ep alltoall'): its first word, or None for untagged transfers (which share one)."""
+    if not tag:
+        return None
+    return str(tag).split()[0]
+
+
 class Transport:
     """Moves bytes between GPUs: NVLink inside a server, the simulated fabric
     between servers.  NVLink is a channel of fixed bandwidth and latency (no
@@ -49,7 +57,7 @@ class Transport:
     def __init__(self, net, gpus_per_server=8, nvlink_gbps=2400.0, nvlink_latency_ps=1_000_000, persistent=True):
         self.net = net
         self.persistent = bool(persistent)
-        self.conns = {}             # (src, dst) or (src, dst, channel > 0) -> connection (one queue pair)
+        self.conns = {}             # (src, dst, channel, group) -> connection (one queue pair; see _post)
         self.gps = int(gpus_per_server)
         self.nvlink_bps = float(nvlink_gbps) * 1e9
         self.nvlink_latency = int(nvlink_latency_ps)
@@ -89,13 +97,15 @@ class Transport:
         self._count(tag, "nvlink", nbytes)
         self.by_tag[tag]["transfers"] += transfers - 1
 
-    def _post(self, src, dst, nbytes, on_done, delivered=False, channel=0):
+    def _post(self, src, dst, nbytes, on_done, delivered=False, channel=0, group=None):
         """A fabric message; ``on_done()`` when it is acknowledged, or with ``delivered`` when its last byte
         reached ``dst`` (NVLink: the receiver reads the data, as the channel's latency counts it).  Each
-        NCCL channel has its own connection per GPU pair (channel 0 the one other collectives use)."""
+        NCCL communicator (``group``: the parallelism a collective belongs to, the first word of its tag,
+        e.g. dp, ep, pp) and each of its channels has its own connection per GPU pair, as NCCL connects the
+        peers of every communicator separately: an EP all-to-all does not queue behind DP chunks."""
         cb = {"on_delivered" if delivered else "on_done": lambda r: on_done()}
         if self.persistent:
-            key = (src, dst) if channel == 0 else (src, dst, channel)
+            key = (src, dst, channel, group)
             conn = self.conns.get(key)
             if conn is None:
                 conn = self.conns[key] = self.net.connect(src, dst)
@@ -117,7 +127,7 @@ class Transport:
             self.nvlink_bytes += nbytes
             self._count(tag, "nvlink", nbytes)
             if self.nvlink is not None:
-                self._post(src, dst, nbytes, on_done, delivered=True, channel=channel)
+                self._post(src, dst, nbytes, on_done, delivered=True, channel=channel, group=comm_group(tag))
             else:
                 self.net.schedule(self.nvlink_time(nbytes), on_done)
         else:
@@ -127,7 +137,7 @@ class Transport:
             f = self.net.fabric
             cls = "spine" if f.pair_hops[int(f.host_idx[src]), int(f.host_idx[dst])] > 2 else "leaf"
             self.fabric_classes[cls] = self.fabric_classes.get(cls, 0) + nbytes
-            self._post(src, dst, nbytes, on_done, channel=channel)
+            self._post(src, dst, nbytes, on_done, channel=channel, group=comm_group(tag))
 
     def to_engine(self, gpu, slot, nbytes, on_done, tag=None):
         """NVLS, NVLink on the fabric: ``gpu`` sends ``nbytes`` to the switch's engine of slot ``slot`` (a GPU
