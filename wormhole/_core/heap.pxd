@@ -109,23 +109,17 @@ cdef inline void key_next(Sim* s, int64_t* ts, uint64_t* seq) noexcept nogil:
     s.seq += 1
 
 
-cdef inline int _heap_insert(Sim* s, int64_t t, int64_t ts, uint64_t seq, int32_t kind, int32_t a, int64_t b) noexcept nogil:
-    """Put an event in the binary heap (heap_push_seq).  Returns -1 if memory ran out."""
+cdef inline int _heap_insert(Sim* s, Event* ev) noexcept nogil:
+    """Put event ``ev`` in the binary heap (heap_push_seq, cal_off).  Returns -1 if memory ran out."""
     cdef Event* h
     cdef int64_t i, parent
-    cdef Event e
+    cdef Event e = ev[0]
     if s.heap_n == s.heap_cap:
         h = <Event*>realloc(s.heap, (s.heap_cap * 2 + 64) * sizeof(Event))
         if h == NULL:
             return -1
         s.heap = h
         s.heap_cap = s.heap_cap * 2 + 64
-    e.t = t
-    e.ts = ts
-    e.seq = seq
-    e.kind = kind
-    e.a = a
-    e.b = b
     h = s.heap
     i = s.heap_n
     s.heap_n += 1
@@ -198,18 +192,11 @@ cdef inline void cal_release(Sim* s) noexcept nogil:
 
 cdef inline int cal_off(Sim* s) noexcept nogil:
     """Turn the calendar off, its events going to the heap.  Returns -1 if memory ran out."""
-    cdef int64_t i
-    cdef int32_t c
-    cdef Event* e
     if not s.cal_on:
         return 0
-    for i in range(s.cal_w):
-        c = s.cal_head[i]
-        while c >= 0:
-            e = &s.cal_ev[c]
-            if _heap_insert(s, e.t, e.ts, e.seq, e.kind, e.a, e.b) != 0:
-                return -1
-            c = s.cal_next[c]
+    if cal_to_heap(s) != 0:
+        return -1
+    heap_rebuild(s)
     cal_release(s)
     return 0
 
@@ -300,10 +287,9 @@ cdef inline int32_t _cal_first(Sim* s) noexcept nogil:
 
 
 cdef inline Event _cal_take(Sim* s, int32_t c) noexcept nogil:
-    """Remove the calendar's earliest event c (_cal_first) and move the window start to its bucket."""
+    """Remove the calendar's earliest event c (_cal_first)."""
     cdef Event e = s.cal_ev[c]
-    cdef int64_t k = e.t // CAL_NS
-    cdef int32_t slot = <int32_t>(k & (s.cal_w - 1))
+    cdef int32_t slot = <int32_t>((e.t // CAL_NS) & (s.cal_w - 1))
     s.cal_head[slot] = s.cal_next[c]
     if s.cal_head[slot] < 0:
         s.cal_tail[slot] = -1
@@ -311,8 +297,6 @@ cdef inline Event _cal_take(Sim* s, int32_t c) noexcept nogil:
     s.cal_next[c] = s.cal_free
     s.cal_free = c
     s.cal_n -= 1
-    if k > s.cal_k:
-        s.cal_k = k
     return e
 
 
@@ -383,17 +367,17 @@ cdef inline int heap_push_seq(Sim* s, int64_t t, int64_t ts, uint64_t seq, int32
     Returns -1 if memory ran out."""
     cdef int64_t k
     cdef Event e
+    e.t = t
+    e.ts = ts
+    e.seq = seq
+    e.kind = kind
+    e.a = a
+    e.b = b
     if s.cal_on:
         k = t // CAL_NS
         if k >= s.cal_k and k - s.cal_k < s.cal_w:
-            e.t = t
-            e.ts = ts
-            e.seq = seq
-            e.kind = kind
-            e.a = a
-            e.b = b
             return _cal_insert(s, k, &e)
-    return _heap_insert(s, t, ts, seq, kind, a, b)
+    return _heap_insert(s, &e)
 
 
 cdef inline int64_t pending_n(Sim* s) noexcept nogil:
@@ -418,12 +402,13 @@ cdef inline Event pending_take(Sim* s, Event* first) noexcept nogil:
     cdef Event e
     cdef int64_t k
     if first != &s.heap[0]:
-        return _cal_take(s, <int32_t>(first - s.cal_ev))
-    e = _heap_take(s)
+        e = _cal_take(s, <int32_t>(first - s.cal_ev))
+    else:
+        e = _heap_take(s)
     if s.cal_on:
         k = e.t // CAL_NS
-        if k > s.cal_k:                 # every calendar event is at or after it
-            s.cal_k = k
+        if k > s.cal_k:                 # the window starts at the popped event's bucket: every pending
+            s.cal_k = k                 # event is at or after it
     return e
 
 
