@@ -67,3 +67,76 @@ def test_a_mirror_whose_twin_gets_data_it_does_not_parts():
 def test_mirrors_stay_off_unless_asked_for():
     acc, _ = exchange(True)
     assert acc.stats["memo_mirrors"] == 0 and acc.stats["memo_mirrors_quiet"] == 0
+
+
+def joining(accelerate, late_pairs=(0, 1, 2, 3), size=SIZE, **cfg):
+    """Four groups of three hosts (3k, 3k + 1, 3k + 2 of a star): a 2 MB message each way between the
+    first two at t = 0 on persistent connections; at 30 us, while those are under way, the third host
+    of each group in ``late_pairs`` posts 1 MB to the second on its own connection, which joins the
+    group's partition through the second host's port (group 0's first: one callback posts them in
+    order)."""
+    from wormhole.units import US
+    net = wh.Network(wh.star(12), wh.Config.preset("hpcc", accelerate=accelerate, **cfg))
+    mids = []
+    for k in range(4):
+        for src, dst in ((3 * k, 3 * k + 1), (3 * k + 1, 3 * k)):
+            mids.append(net.post(net.connect(src, dst), size))
+    late = {k: net.connect(3 * k + 2, 3 * k + 1) for k in late_pairs}
+    net.schedule(30 * US, lambda: mids.extend(net.post(late[k], MORE) for k in sorted(late)))
+    net.run()
+    rows = sorted((net.message(m).src, net.message(m).size, net.message(m).done, net.message(m).delivered)
+                  for m in mids)
+    return net, rows
+
+
+def test_mirrors_take_the_twins_of_flows_joining_their_leader():
+    """Each group's third host joins its partition at the same moment: the flow joining group 0
+    (the leader) is awaited by each mirror, whose own third host's connection joins it as that flow's
+    twin (same data, same congestion-control state, the same ports shared with the same flows) and
+    follows it from then on.  The mirrors still end with the leader quiescent, and every message ends
+    and is delivered at the full run's picosecond."""
+    full, f_rows = joining(False)
+    acc, a_rows = joining(True, memo_mirrors=True)
+    st = acc.stats
+    assert st["memo_mirrors"] == 3
+    assert st["memo_mirror_joins"] == 3                 # one joining connection per mirror
+    assert st["memo_mirrors_quiet"] == 3
+    assert sum(st["mirror_parts_by"].values()) == 0 and st["skip_backs"] == 0
+    assert a_rows == f_rows
+    assert len(a_rows) == 12
+    assert st["events"] < 0.4 * full.stats["events"]
+
+
+def test_a_mirror_whose_twin_does_not_join_parts():
+    """Only group 0's third host posts: the mirrors wait for their twins until the end of that moment,
+    none comes and they part there (join_missing), from the leader's state; the results stay close to
+    the full run's, and the messages that ended before the join are exact."""
+    full, f_rows = joining(False, late_pairs=(0,))
+    acc, a_rows = joining(True, late_pairs=(0,), memo_mirrors=True)
+    st = acc.stats
+    assert st["memo_mirrors"] == 3 and st["memo_mirror_joins"] == 0
+    assert st["mirror_parts_by"]["join_missing"] == 3
+    assert len(a_rows) == len(f_rows) == 9
+    for (s0, n0, d0, _), (s1, n1, d1, _) in zip(f_rows, a_rows):
+        assert (s0, n0) == (s1, n1)
+        assert abs(d1 - d0) / d0 < 0.05
+
+
+def test_a_mirror_of_connections_follows_its_leader_through_its_steady_skip():
+    """40 MB each way: the leader converges and fast-forwards at its goodputs; a mirror of connections
+    does not end there (its own pipeline is not the leader's) but follows the leader's bytes through
+    its skip to the quiescent end.  The twins' messages end at the same picosecond as the leader's,
+    within 1% of the full run's."""
+    big = 40_000_000
+    full, f_rows = joining(False, late_pairs=(), size=big)
+    acc, a_rows = joining(True, late_pairs=(), size=big, memo_mirrors=True)
+    st = acc.stats
+    assert st["memo_mirrors"] == 3 and st["memo_mirrors_done"] == 0 and st["memo_mirrors_quiet"] == 3
+    assert st["events_skipped_by"]["steady"] > 0          # the leader's own skip
+    done = {}
+    for src, size, d, _ in a_rows:
+        done.setdefault(src % 3, set()).add(d)
+    assert all(len(v) == 1 for v in done.values())      # each direction: one moment for all four groups
+    for (s0, n0, d0, _), (s1, n1, d1, _) in zip(f_rows, a_rows):
+        assert (s0, n0) == (s1, n1)
+        assert abs(d1 - d0) / d0 < 0.01

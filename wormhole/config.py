@@ -354,11 +354,14 @@ PARAMS = (
     _p("memo_mirrors", "bool", False, "with memo: partitions that form at the same moment as an identical twin "
        "follow it instead of being simulated (mirrors).  A mirror follows its twin through message ends, "
        "deliveries, data the workload posts to both at the same moment and idle spells, and ends exactly "
-       "in its state when everything of the twin is acknowledged.  Off by default: a mirror that parts "
-       "earlier (a flow joins its twin, or their data differ) resumes with its own pipeline, not the "
-       "twin's; measured at 4.6% iteration error on gpt13b 64 GPUs in 2:1 rail segments (0.025% without) "
-       "and, on moe 128 GPUs with 8 layers, +0.5% iteration time and 16% more events, where the DP rings' "
-       "mirrors part when the expert all-to-alls join them (with 2 layers: 6.3x fewer events, +0.07%)",
+       "in its state when everything of the twin is acknowledged; flows that join the twin while their own "
+       "twins join the mirror at the same moment are followed too, and a mirror of connections follows "
+       "its twin through its steady skips.  Off by default: a mirror that parts (a flow joins its twin "
+       "alone, or their data differ) resumes with its own pipeline, not the twin's, and the twin's "
+       "trajectory takes other ties than the full run's; measured at 4.6% iteration error on gpt13b 64 "
+       "GPUs in 2:1 rail segments (0.025% without, before joins were followed) and, on moe 128 GPUs, "
+       "692.8 M -> 133.9 M events, iteration +0.83% against the run without mirrors (2 layers against "
+       "the full run: +0.10% iteration, message FCT mean 0.37% but p99 14%, 5.3% without)",
        _bool, dynamics=False),
     _p("memo_db", "path", None, "SQLite file of the memo database, reused across runs (None: in memory); "
        "entries are keyed by the conflict graph, every parameter that changes dynamics and the fabric-wide "

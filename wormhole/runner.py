@@ -101,6 +101,9 @@ def workload_parser():
                     help="accelerated mode: steady when (max - min) / mean of the window < THETA")
     ap.add_argument("--steady-goodput", action="store_true",
                     help="accelerated mode: also the quarter-goodput steady test (see `python -m wormhole params`)")
+    ap.add_argument("--mirrors", action="store_true",
+                    help="accelerated mode: twins that form at the same moment follow one simulated twin "
+                         "(config memo_mirrors; see `python -m wormhole params`)")
     ap.add_argument("--memo-db", metavar="FILE", help="SQLite memo database reused across runs (accelerated mode; "
                     "created if missing, in an existing folder; an existing database is read and extended)")
     ap.add_argument("--backend", default="packet", choices=("packet", "flow"),
@@ -166,6 +169,8 @@ def run_workload(args, keep=None):
                 knobs[name] = getattr(args, name)
         if getattr(args, "steady_goodput", False):
             knobs["steady_goodput"] = True
+        if getattr(args, "mirrors", False):
+            knobs["memo_mirrors"] = True
     cfg = wh.Config.preset(args.cc, max(1, round(topo.nic_rate() / 1e9)), accelerate=args.mode == "accelerated",
                            memo_db=args.memo_db, **knobs)
     if timeline and args.backend != "flow":

@@ -49,6 +49,8 @@ REJECT_NAMES = ("pfc", "rate_spread", "goodput_halves", "no_room", "horizon_shor
                 "window_filling", "no_window", "fresh_samples", "goodput_span", "horizon_flow_start",
                 "horizon_no_goodput")
 SKIPPED_BY = ("steady", "memo_replay", "memo_follow", "mirror")
+PARTED_BY = ("leader_resumes", "flow_joins_leader", "leader_conn_resumes", "message_differs", "idle_differs",
+             "post_missing", "quiet_queued", "skip_back", "join_missing", "join_refused", "join_several")
 BACKS_BY = ("flow_start", "post_idle_conn", "dcqcn_increase", "other")
 
 include "accel_window.pxi"
@@ -85,13 +87,15 @@ cdef void _on_message(Sim* s, int32_t fi) noexcept nogil:
 
 
 cdef bint _on_post(Sim* s, int32_t fi, int64_t nbytes) noexcept nogil:
+    cdef int32_t k = -1
     if s.acc.n_mirroring > 0:
         if mirror_take_post(s, fi, nbytes):     # a mirror's connection: the same data as its leader's
             return True
         mirror_lead_post(s, fi, nbytes)         # a leader's: its mirrors wait for theirs
     if skip_extend(s, fi, nbytes):          # a connection sending through a skip: more to send
         return True
-    skip_back_flow(s, fi)
+    # (a mirror waiting for this connection to join it, as its twin joins the leader, is kept)
+    skip_back_flow(s, fi, mirror_awaits(s, fi, nbytes, &k) if s.acc.n_mirroring > 0 else -1)
     if s.acc.active[fi] and s.flows[fi].snd_una >= s.flows[fi].size:
         conn_resume(s, fi)
     elif not s.acc.active[fi] and s.flows[fi].persistent and s.acc.win[fi].val != NULL:
@@ -260,6 +264,7 @@ cdef int accel_setup(Sim* s, object cfg, const KernelOps* k) except -1:
     a.quarters = cfg.gp_span >= 0
     a.gp_span = cfg.gp_span
     a.back_why = 3
+    a.join_why = 1
     a.memo = cfg.memo
     a.port_part = <int32_t*>malloc(s.n_ports * sizeof(int32_t))
     a.port_flows = <int32_t**>calloc(s.n_ports, sizeof(int32_t*))
@@ -355,6 +360,7 @@ cdef dict stats(Sim* s):
         "memo_mirrors_done": a.mirrors_done,
         "memo_mirrors_quiet": a.mirrors_quiet,
         "memo_mirror_follows": a.mirror_follows,
+        "memo_mirror_joins": a.mirror_joins,
         "skip_rejects": {name: a.rejects[k] for k, name in enumerate(REJECT_NAMES)},
         "reject_mean_flows": a.rej_flows / max(1, sum(a.rejects[k] for k in range(16))),
         "skip_mean_flows": a.skip_flows / max(1, a.skips_started),
@@ -362,4 +368,5 @@ cdef dict stats(Sim* s):
         "reject_one_short": a.rej_one_short,
         "events_skipped_by": {name: a.skipped_by[k] for k, name in enumerate(SKIPPED_BY)},
         "skip_backs_by": {name: a.backs_by[k] for k, name in enumerate(BACKS_BY)},
+        "mirror_parts_by": {name: a.mirror_parts_by[k] for k, name in enumerate(PARTED_BY)},
     }

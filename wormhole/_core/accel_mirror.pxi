@@ -1,12 +1,15 @@
 # Mirrors (included by accel.pyx).  Contract: a partition that formed at the same moment
 # as an isomorphic twin in the same state is held as a skip whose flows advance as the
 # twin's do (mirror_start, skip_bytes).  It follows the twin through its connections'
-# message ends (mirror_follow_message: its own are reported at the same moment) and
-# through its connections going idle (mirror_follow_idle); it ends in the twin's state
-# when the twin converges (mirror_finish, then a steady skip at its goodputs), exactly
-# when the twin is quiescent, everything acknowledged (mirror_quiet_end), or, when the
-# twin changes otherwise (a flow joins, data is posted to an idle connection) or the two
-# part ways, with its own pipeline (mirrors_end).
+# message ends (mirror_follow_message: its own are reported at the same moment), through
+# its connections going idle (mirror_follow_idle), through flows that join the twin at a
+# moment when their own twins join the mirror (mirrors_on_join, mirror_admit, mirror_add)
+# and, a mirror of connections, through the twin's steady skip; it ends exactly when the
+# twin is quiescent, everything acknowledged (mirror_quiet_end), a mirror of plain flows
+# in the twin's state when the twin converges (mirror_finish, then a steady skip at its
+# goodputs), or, when the twin changes otherwise (a flow joins whose twin does not, data
+# is posted to an idle connection) or the two part ways, with its own pipeline
+# (mirrors_end); Accel.mirror_parts_by counts the partings by cause.
 
 
 cdef int mirror_start(Sim* s, int32_t P, int32_t lead, int32_t* flows, int32_t* lead_flows,
@@ -42,6 +45,7 @@ cdef int mirror_start(Sim* s, int32_t P, int32_t lead, int32_t* flows, int32_t* 
         sk.lead_rcv0[i] = s.flows[lead_flows[i]].rcv_nxt if lead_flows[i] >= 0 else 0
     sk.mirror = 1
     sk.wait_posts = 0
+    sk.n_join = 0
     sk.lead_part = lead
     sk.lead_ver = a.part_ver[lead]
     if _skip_start(s, slot, P, INT64_MAX_ACC, INT64_MAX_ACC) != 0:
@@ -89,8 +93,10 @@ cdef bint _leads_in(Sim* s, Skip* sk, int32_t P) noexcept nogil:
     return False
 
 
-cdef void _mirror_part(Sim* s, int32_t slot) noexcept nogil:
-    """The mirror in ``slot`` parts from its leader now, in the leader's state with its own pipeline."""
+cdef void _mirror_part(Sim* s, int32_t slot, int32_t why) noexcept nogil:
+    """The mirror in ``slot`` parts from its leader now, in the leader's state with its
+    own pipeline; ``why`` indexes Accel.mirror_parts_by (PARTED_BY in accel.pyx)."""
+    s.acc.mirror_parts_by[why] += 1
     s.acc.skips[slot].parted = 1
     skip_end(s, slot, False)
 
@@ -105,7 +111,7 @@ cdef void mirrors_end(Sim* s, int32_t P) noexcept nogil:
         return
     for i in range(a.n_skips):
         if a.skips[i].part >= 0 and a.skips[i].mirror and _leads_in(s, &a.skips[i], P):
-            _mirror_part(s, i)
+            _mirror_part(s, i, 2)
 
 
 cdef bint _all_led(Sim* s, Skip* sk, int32_t P) noexcept nogil:
@@ -133,7 +139,7 @@ cdef void mirror_join(Sim* s, int32_t fi) noexcept nogil:
         for j in range(n):
             p = a.port_part[ports[j]]
             if p >= 0 and not _all_led(s, &a.skips[i], p):
-                _mirror_part(s, i)
+                _mirror_part(s, i, 0)
                 break
 
 
@@ -155,33 +161,52 @@ cdef void mirror_lead_post(Sim* s, int32_t fi, int64_t nbytes) noexcept nogil:
 
 cdef bint mirror_take_post(Sim* s, int32_t fi, int64_t nbytes) noexcept nogil:
     """Data posted to connection fi, held in a mirror: taken (its size grows; True)
-    if its leader's connection has had the same data posted (the same size since
-    the mirror began), else False (the caller ends the mirror)."""
+    if its leader's connection has had data posted at this moment and has as much
+    since the mirror began (several posts of this moment: at least as much; the
+    check at the end of the moment wants the same), else False (the caller ends
+    the mirror)."""
     cdef Skip* sk = NULL
     cdef int32_t j = skip_find(s, fi, &sk), lf
     cdef Flow* f = &s.flows[fi]
     if j < 0 or not sk.mirror:
         return False
     lf = sk.lead_flows[j]
-    if lf < 0 or sk.wait_posts <= 0 or f.size + nbytes - f.snd_una != s.flows[lf].size - sk.lead_una0[j]:
+    if lf < 0 or sk.wait_posts <= 0 or f.size + nbytes - f.snd_una > s.flows[lf].size - sk.lead_una0[j]:
         return False
     f.size += nbytes
     sk.wait_posts -= 1
     return True
 
 
+cdef bint _same_data(Sim* s, Skip* sk) noexcept nogil:
+    """Each of the mirror's connections has had as much data posted as its leader's
+    since it began following it."""
+    cdef int32_t j, lf
+    cdef Flow* f
+    for j in range(sk.n_flows):
+        lf = sk.lead_flows[j]
+        f = &s.flows[sk.flows[j]]
+        if lf >= 0 and f.persistent and f.size - f.snd_una != s.flows[lf].size - sk.lead_una0[j]:
+            return False
+    return True
+
+
 cdef bint mirror_check(Sim* s, int32_t slot, int64_t token) noexcept nogil:
-    """The moment data was posted to a leader's connection has passed: a mirror
-    whose own connections did not all get theirs parts.  False if stale."""
+    """The moment data was posted to a leader's connection (or a flow joined the
+    leader) has passed: a mirror whose own connections did not all get theirs (whose
+    twins did not all join) parts.  False if stale."""
     cdef Skip* sk
+    cdef int32_t why
     if slot < 0 or slot >= s.acc.n_skips:
         return False
     sk = &s.acc.skips[slot]
     if sk.part < 0 or not sk.mirror or sk.token != token:
         return False
-    if sk.wait_posts > 0:
+    if sk.wait_posts > 0 or sk.n_join > 0 or not _same_data(s, sk):
+        why = 5 if sk.wait_posts > 0 or sk.n_join == 0 else 8
         sk.wait_posts = 0
-        _mirror_part(s, slot)
+        sk.n_join = 0
+        _mirror_part(s, slot, why)
     return True
 
 
@@ -196,7 +221,7 @@ cdef void mirrors_end_but(Sim* s, int32_t P, int32_t fi) noexcept nogil:
         if a.skips[i].part >= 0 and a.skips[i].mirror and _leads_in(s, &a.skips[i], P):
             if _lead_index(&a.skips[i], fi) >= 0 and _all_led(s, &a.skips[i], P):
                 continue
-            _mirror_part(s, i)
+            _mirror_part(s, i, s.acc.join_why)
 
 
 cdef inline int64_t _lead_advance(Sim* s, Skip* sk, int32_t j) noexcept nogil:
@@ -226,7 +251,7 @@ cdef void mirror_follow_message(Sim* s, int32_t fi) noexcept nogil:
             a.mirror_follows += 1
             a.k.note_message(s, mf)     # its message, at the leader's moment
         else:
-            _mirror_part(s, i)
+            _mirror_part(s, i, 3)
 
 
 cdef void mirror_follow_delivered(Sim* s, int32_t fi) noexcept nogil:
@@ -282,7 +307,7 @@ cdef void mirror_follow_idle(Sim* s, int32_t fi) noexcept nogil:
         f = &s.flows[mf]
         if not (s.flows[fi].persistent and f.persistent
                 and f.size - f.snd_una == _lead_advance(s, &a.skips[i], j)):
-            _mirror_part(s, i)
+            _mirror_part(s, i, 4)
         elif _quiet(s, &a.skips[i], fi):
             mirror_quiet_end(s, i)
 
@@ -303,7 +328,7 @@ cdef void mirror_quiet_end(Sim* s, int32_t slot) noexcept nogil:
     cdef Flow* g
     for i in range(s.n_ports):
         if a.port_part[i] == P and s.ports[i].qbytes_total > 0:
-            _mirror_part(s, slot)
+            _mirror_part(s, slot, 6)
             return
     _mirror_state(s, sk)
     for j in range(sk.n_flows):
@@ -354,8 +379,9 @@ cdef void mirror_quiet_end(Sim* s, int32_t slot) noexcept nogil:
 cdef void _return_quiet(Sim* s, Skip* sk, int32_t P, int64_t dt) noexcept nogil:
     """The held events of a mirror ending quiescent: its flows' packets in flight
     are freed (each one's wire counts one arrival less) and their retransmission
-    timers dropped; the rest (transmission ends, NIC wake-ups, PFC frames, CC
-    timers) go back into the heap dt later, in order."""
+    timers dropped, and so are its ports' transmission ends and NIC wake-ups (they
+    stood for the leader's, which have passed: the ports are idle, as the leader's);
+    the rest (PFC frames, CC timers) go back into the heap dt later, in order."""
     cdef int64_t k
     cdef int32_t fl
     cdef Event e
@@ -371,6 +397,12 @@ cdef void _return_quiet(Sim* s, Skip* sk, int32_t P, int64_t dt) noexcept nogil:
             _shift_packet(s, <int32_t>e.b, dt)
         elif e.kind == EV_RTO and _lead_of(sk, e.a) >= 0:
             continue
+        elif e.kind == EV_TX_DONE and s.acc.port_part[e.a] == P:
+            s.ports[e.a].busy = 0       # its serialisation stood for one the leader has ended
+            continue
+        elif e.kind == EV_NIC_WAKE and s.acc.port_part[e.a] == P:
+            s.ports[e.a].wake_t = -1    # and so did its wake-up: the leader's NIC has nothing to send
+            continue
         if heap_push(s, e.t + dt, e.kind, e.a, e.b) != 0:
             s.fail = 1
 
@@ -384,9 +416,33 @@ cdef inline int32_t _lead_of(Skip* sk, int32_t mf) noexcept nogil:
     return -1
 
 
+cdef bint _connections(Sim* s, Skip* sk) noexcept nogil:
+    """Every flow of the mirror is a connection (whose message ends and idle spells it
+    follows, to an exact end when the leader is quiescent: mirror_quiet_end)."""
+    cdef int32_t i
+    for i in range(sk.n_flows):
+        if not s.flows[sk.flows[i]].persistent:
+            return False
+    return True
+
+
+cdef bint _follows_all(Sim* s, Skip* sk, int32_t P) noexcept nogil:
+    """The mirror follows exactly partition P: every flow of P, and no active flow elsewhere
+    (a partition id is reused once its flows are gone)."""
+    cdef int32_t i, lf
+    for i in range(sk.n_flows):
+        lf = sk.lead_flows[i]
+        if lf >= 0 and s.acc.active[lf] and s.acc.part_of[lf] != P:
+            return False
+    return _all_led(s, sk, P)
+
+
 cdef int32_t mirror_finish(Sim* s, int32_t lead) noexcept nogil:
     """The leader has converged: its mirrors end as a replayed convergence would
-    (its state), then fast-forward at its steady goodputs.  Returns how many."""
+    (its state), then fast-forward at its steady goodputs.  Returns how many.  A
+    mirror of connections goes on following instead: the leader's steady skip moves
+    its bytes as exactly (virt_una), and ending now would leave it its own pipeline
+    of packets in flight, not the leader's, so that the twins drift apart."""
     cdef Accel* a = &s.acc
     cdef int32_t i, j, k, lf, done = 0
     cdef Skip* sk
@@ -395,8 +451,10 @@ cdef int32_t mirror_finish(Sim* s, int32_t lead) noexcept nogil:
         return 0
     for i in range(a.n_skips):
         sk = &a.skips[i]
-        if sk.part < 0 or not sk.mirror or sk.lead_part != lead:
+        if sk.part < 0 or not sk.mirror or sk.lead_part != lead or not _follows_all(s, sk, lead):
             continue
+        if _connections(s, sk):
+            continue                    # it follows the leader's steady skip too, to an exact end
         for j in range(sk.n_flows):
             lf = sk.lead_flows[j]
             sk.memo_gp[j] = 0.0
@@ -407,3 +465,233 @@ cdef int32_t mirror_finish(Sim* s, int32_t lead) noexcept nogil:
         done += 1
         skip_end(s, i, True)
     return done
+
+
+# ---- flows that join a leader and its mirror at the same moment (an all-to-all's connections
+# resuming beside a ring's, on each of the twins)
+
+cdef bint _ports_free_or(Sim* s, int32_t fi, int32_t P) noexcept nogil:
+    """Every port of flow fi is in partition P, or in none with nothing of a flow in
+    the heap: nothing queued, no data packet being serialised (a control frame may
+    be: its end only completes it, as on the twin's port) and no NIC wake-up in the
+    heap; so the partition, when frozen, holds everything of fi."""
+    cdef int32_t* ports
+    cdef int32_t n, i, p
+    cdef Port* pt
+    _flow_ports(s, fi, &ports, &n)
+    for i in range(n):
+        p = s.acc.port_part[ports[i]]
+        if p == P:
+            continue
+        if p >= 0:
+            return False
+        pt = &s.ports[ports[i]]
+        if pt.qbytes_total > 0 or (pt.busy and not pt.tx_ctrl) or (pt.wake_t >= 0 and not pt.wake_lazy):
+            return False
+    return True
+
+
+cdef int32_t _only_part(Sim* s, int32_t fi) noexcept nogil:
+    """The one partition flow fi's ports touch; -1 if none, -2 if several."""
+    cdef int32_t* ports
+    cdef int32_t n, i, p, P = -1
+    _flow_ports(s, fi, &ports, &n)
+    for i in range(n):
+        p = s.acc.port_part[ports[i]]
+        if p >= 0 and P >= 0 and p != P:
+            return -2
+        if p >= 0:
+            P = p
+    return P
+
+
+cdef int _expect_join(Sim* s, int32_t slot, int32_t fi) noexcept nogil:
+    """The leader's flow fi joins the partition the mirror in ``slot`` follows: the
+    mirror waits, until this moment's callbacks are done, for its twin to join its own
+    (mirror_admit); a check then parts the two if it did not.  -1 if memory ran out."""
+    cdef Skip* sk = &s.acc.skips[slot]
+    cdef int32_t i
+    for i in range(sk.n_join):
+        if sk.join_lead[i] == fi:
+            return 0
+    if sk.n_join == sk.cap_join:
+        sk.join_lead = <int32_t*>realloc(sk.join_lead, (sk.cap_join * 2 + 8) * sizeof(int32_t))
+        if sk.join_lead == NULL:
+            s.fail = 1
+            return -1
+        sk.cap_join = sk.cap_join * 2 + 8
+    sk.join_lead[sk.n_join] = fi
+    sk.n_join += 1
+    if heap_push(s, s.now, EV_MSG_NOTE, -1 - slot, sk.token) != 0:
+        s.fail = 1
+        return -1
+    return 0
+
+
+cdef void mirrors_on_join(Sim* s, int32_t fi) noexcept nogil:
+    """Flow fi starts sending (part_activate, before the merge).  Mirrors that follow a
+    partition its ports touch, unless they follow fi and all of that partition
+    (mirror_join), part ways, except when fi joins exactly one partition through
+    ports otherwise idle: then each of its mirrors waits for fi's twin to join it
+    at this moment (_expect_join)."""
+    cdef Accel* a = &s.acc
+    cdef int32_t* ports
+    cdef int32_t n, i, P
+    cdef Skip* sk
+    if a.n_mirroring == 0:
+        return
+    P = _only_part(s, fi)
+    if P == -1:
+        return
+    if P == -2:
+        a.join_why = 10
+        _flow_ports(s, fi, &ports, &n)
+        for i in range(n):
+            if a.port_part[ports[i]] >= 0:
+                mirrors_end_but(s, a.port_part[ports[i]], fi)
+        a.join_why = 1
+        return
+    for i in range(a.n_skips):
+        sk = &a.skips[i]
+        if sk.part < 0 or not sk.mirror or not _leads_in(s, sk, P):
+            continue
+        if _lead_index(sk, fi) >= 0:
+            if not _all_led(s, sk, P):
+                _mirror_part(s, i, 1)
+            continue
+        if _expect_join(s, i, fi) != 0:
+            return
+
+
+cdef bint _same_cc(Sim* s, int32_t fi, int32_t g) noexcept nogil:
+    cdef double u[4]
+    cdef double v[4]
+    cdef int k
+    s.acc.k.cc_vector(s, fi, &u[0])
+    s.acc.k.cc_vector(s, g, &v[0])
+    for k in range(4):
+        if u[k] != v[k]:
+            return False
+    return True
+
+
+cdef bint _twin_join(Sim* s, Skip* sk, int32_t fi, int32_t g, int64_t extra) noexcept nogil:
+    """Flow fi, joining the mirror's partition (``extra`` bytes about to be posted to
+    it), is the twin of the leader's flow g that joined the leader's at this moment:
+    the same kind, data left and congestion-control state, and port by port the same
+    links shared with the same flows (those of the mirror following those of the
+    leader; leader's flows whose twins have not joined yet are left to their own
+    check)."""
+    cdef Accel* a = &s.acc
+    cdef Flow* f = &s.flows[fi]
+    cdef Flow* h = &s.flows[g]
+    cdef int32_t* fp
+    cdef int32_t* gp
+    cdef int32_t n, m, i, k, q, j, cnt, x
+    cdef bint found
+    if (f.persistent != h.persistent or f.path_len != h.path_len or f.rpath_len != h.rpath_len
+            or f.cc != h.cc or f.size + extra - f.snd_una != h.size - virt_una(s, g) or not _same_cc(s, fi, g)):
+        return False
+    _flow_ports(s, fi, &fp, &n)
+    _flow_ports(s, g, &gp, &m)
+    for i in range(n):
+        if (s.ports[fp[i]].rate_bps != s.ports[gp[i]].rate_bps
+                or s.ports[fp[i]].delay_ps != s.ports[gp[i]].delay_ps):
+            return False
+        cnt = 0
+        for k in range(a.port_nf[gp[i]]):
+            q = a.port_flows[gp[i]][k]
+            if q == g:
+                continue
+            j = _lead_index(sk, q)
+            if j < 0:
+                continue
+            found = False
+            for x in range(a.port_nf[fp[i]]):
+                if a.port_flows[fp[i]][x] == sk.flows[j]:
+                    found = True
+                    break
+            if not found:
+                return False
+            cnt += 1
+        if cnt != a.port_nf[fp[i]]:
+            return False
+    return True
+
+
+cdef int32_t mirror_awaits(Sim* s, int32_t fi, int64_t extra, int32_t* which) noexcept nogil:
+    """The slot of a mirror that waits for flow fi (about to get ``extra`` bytes) to join
+    it as the twin of a leader's flow (which[0]: its index in join_lead), or -1."""
+    cdef Accel* a = &s.acc
+    cdef int32_t P, i, k
+    cdef Skip* sk
+    if a.n_mirroring == 0 or a.active[fi]:
+        return -1
+    P = _only_part(s, fi)
+    if P < 0 or a.part_skip[P] < 0:
+        return -1
+    i = a.part_skip[P]
+    sk = &a.skips[i]
+    if not sk.mirror or sk.n_join == 0 or not _ports_free_or(s, fi, P):
+        return -1
+    for k in range(sk.n_join):
+        if _twin_join(s, sk, fi, sk.join_lead[k], extra):
+            which[0] = k
+            return i
+    return -1
+
+
+cdef int32_t mirror_admit(Sim* s, int32_t fi, int32_t* which) noexcept nogil:
+    """Flow fi starts sending (part_activate, before the merge): the slot of the
+    mirror that takes it as the twin of the leader's flow join_lead[which[0]] joining
+    at this moment (mirror_add follows once it is in the partition), or -1."""
+    return mirror_awaits(s, fi, 0, which)
+
+
+cdef void mirror_add(Sim* s, int32_t slot, int32_t fi, int32_t k) noexcept nogil:
+    """Flow fi has joined the partition of the mirror in ``slot`` (mirror_admit: the
+    twin of join_lead[k]): it follows its twin from now on, as the mirror's other
+    flows follow theirs.  Its times are set back by the time the mirror has run, so
+    that the end of the mirror moves them by the time since it joined."""
+    cdef Accel* a = &s.acc
+    cdef Skip* sk = &a.skips[slot]
+    cdef int32_t n, g, j
+    cdef Skip* lsk = NULL
+    cdef Flow* f = &s.flows[fi]
+    cdef int64_t d = s.now - sk.t0
+    if sk.part < 0 or not sk.mirror or k < 0 or k >= sk.n_join or not a.active[fi] or a.part_of[fi] != sk.part:
+        if sk.part >= 0 and sk.mirror:
+            _mirror_part(s, slot, 9)
+        return
+    g = sk.join_lead[k]
+    sk.n_join -= 1
+    sk.join_lead[k] = sk.join_lead[sk.n_join]
+    n = sk.n_flows + 1
+    if sk.cap_flows < n:                # (flows and goodput keep their capacity: _skip_alloc reuses it)
+        sk.flows = <int32_t*>realloc(sk.flows, (2 * n + 8) * sizeof(int32_t))
+        sk.goodput = <double*>realloc(sk.goodput, (2 * n + 8) * sizeof(double))
+        sk.cap_flows = 2 * n + 8
+    sk.memo_cc = <double*>realloc(sk.memo_cc, 4 * n * sizeof(double))
+    sk.memo_gp = <double*>realloc(sk.memo_gp, n * sizeof(double))
+    sk.lead_flows = <int32_t*>realloc(sk.lead_flows, n * sizeof(int32_t))
+    sk.lead_una0 = <int64_t*>realloc(sk.lead_una0, n * sizeof(int64_t))
+    sk.lead_rcv0 = <int64_t*>realloc(sk.lead_rcv0, n * sizeof(int64_t))
+    if (sk.flows == NULL or sk.goodput == NULL or sk.memo_cc == NULL or sk.memo_gp == NULL
+            or sk.lead_flows == NULL or sk.lead_una0 == NULL or sk.lead_rcv0 == NULL):
+        s.fail = 1
+        return
+    n -= 1
+    sk.flows[n] = fi
+    sk.goodput[n] = 0.0
+    sk.memo_gp[n] = 0.0
+    for j in range(4):
+        sk.memo_cc[4 * n + j] = 0.0
+    sk.lead_flows[n] = g
+    sk.lead_una0[n] = virt_una(s, g)
+    j = skip_find(s, g, &lsk)
+    sk.lead_rcv0[n] = s.flows[g].rcv_nxt + (0 if j < 0 else virt_rcv_bytes(s, lsk, j))
+    sk.n_flows = n + 1
+    f.next_avail -= d
+    if f.nack_timer > 0:
+        f.nack_timer -= d
+    a.mirror_joins += 1

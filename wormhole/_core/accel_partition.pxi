@@ -82,19 +82,20 @@ cdef void part_activate(Sim* s, int32_t fi) noexcept nogil:
     """A flow starts sending: merge the partitions its ports touch."""
     cdef Accel* a = &s.acc
     cdef int32_t* ports
-    cdef int32_t n, i, j, p, best = -1, other, g
+    cdef int32_t n, i, j, p, best = -1, other, g, adk = -1
+    cdef int32_t adm
     if a.active[fi]:
         return
     mirror_join(s, fi)                       # a leader's connection resuming: its mirrors follow, or part
+    adm = mirror_admit(s, fi, &adk)          # the twin of a flow joining a leader: its mirror takes it
     _flow_ports(s, fi, &ports, &n)
     for i in range(n):                       # an unplanned event for a skipping partition: skip back
         p = a.port_part[ports[i]]
-        if p >= 0 and a.part_skip[p] >= 0:
+        if p >= 0 and a.part_skip[p] >= 0 and a.part_skip[p] != adm:
             a.back_why = 0
             skip_end(s, a.part_skip[p], False)
             a.back_why = 3
-        if p >= 0:
-            mirrors_end_but(s, p, fi)
+    mirrors_on_join(s, fi)                   # mirrors of the partitions it joins: wait for its twin, or part
     for i in range(n):
         p = a.port_part[ports[i]]
         if p >= 0 and (best < 0 or a.part_nf[p] > a.part_nf[best]):
@@ -127,7 +128,9 @@ cdef void part_activate(Sim* s, int32_t fi) noexcept nogil:
     a.active[fi] = 1
     a.part_ver[best] += 1
     a.part_watch[best] = 0
-    if a.memo:
+    if adm >= 0:
+        mirror_add(s, adm, fi, adk)
+    if a.memo and a.part_skip[best] < 0:     # (a mirror that took it is no partition to look up)
         memo_note(s, 0, best)
     # a flow too short to fill a window (one sample per ACK, at most one ACK per
     # packet) can never be steady: it keeps no window and costs nothing per ACK

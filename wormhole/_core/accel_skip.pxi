@@ -228,6 +228,8 @@ cdef void skip_end(Sim* s, int32_t slot, bint planned) noexcept nogil:
     if P < 0:
         return
     if sk.mirror:
+        if not planned and not sk.parted:
+            s.acc.mirror_parts_by[7] += 1   # a skip-back of the mirror itself
         _mirror_state(s, sk)            # however it ends, a mirror takes its leader's state
     _advance_flows(s, sk, dt)           # 1. each flow moves on by what it sent in the skip
     _shift_queues(s, P, dt)             # 2. packets waiting in the partition's queues
@@ -436,8 +438,9 @@ cdef void _count_end(Sim* s, Skip* sk, int64_t dt, bint planned) noexcept nogil:
 
 
 
-cdef void skip_back_flow(Sim* s, int32_t fi) noexcept nogil:
-    """End every fast-forward whose partition uses one of the flow's ports."""
+cdef void skip_back_flow(Sim* s, int32_t fi, int32_t keep=-1) noexcept nogil:
+    """End every fast-forward whose partition uses one of the flow's ports (but the
+    one in slot ``keep``: a mirror that takes the flow, accel_mirror.pxi mirror_awaits)."""
     cdef int32_t* ports
     cdef int32_t n, i, p
     if not s.acc.on:
@@ -445,7 +448,7 @@ cdef void skip_back_flow(Sim* s, int32_t fi) noexcept nogil:
     _flow_ports(s, fi, &ports, &n)
     for i in range(n):
         p = s.acc.port_part[ports[i]]
-        if p >= 0 and s.acc.part_skip[p] >= 0:
+        if p >= 0 and s.acc.part_skip[p] >= 0 and s.acc.part_skip[p] != keep:
             s.acc.back_why = 1
             skip_end(s, s.acc.part_skip[p], False)
             s.acc.back_why = 3

@@ -413,6 +413,10 @@ ctypedef struct Skip:
     int32_t wait_posts  # a mirror: data posted to the leader's connections that its own have not had
                         # yet (the workload posts to both at the same moment; checked then, at
                         # an EV_MSG_NOTE with a = -1 - slot, b = token)
+    int32_t* join_lead  # a mirror: leader's flows that joined its partition at this moment whose twins
+                        # have not joined the mirror's yet (mirror_admit; checked as wait_posts is)
+    int32_t n_join      # how many (0 outside that moment)
+    int32_t cap_join    # capacity of join_lead
     uint8_t follow      # 1: a steady skip at the stored goodputs right after a memo replay
 
 ctypedef struct Accel:
@@ -477,6 +481,9 @@ ctypedef struct Accel:
     int64_t mirrors_quiet    # mirrors that ended with their twin quiescent (everything acknowledged):
                              # exact, in the twin's final state (accel_mirror.pxi mirror_quiet_end)
     int32_t n_mirroring      # mirrors in progress
+    int64_t mirror_parts_by[12] # mirrors that parted from their leader, by cause (PARTED_BY in accel.pyx)
+    int32_t join_why         # the cause mirrors_end_but counts (PARTED_BY index)
+    int64_t mirror_joins     # flows that joined a mirror as the twins of flows joining its leader
     int64_t rejects[16]      # partitions not fast-forwarded, by the test that blocked them (REJECT_NAMES in
                              # kernel.pyx: pause, rate spread, goodput halves, no room, horizon, split check, ...)
     int64_t rej_flows        # sum over rejected tries of the partition's flow count
