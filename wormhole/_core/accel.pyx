@@ -35,7 +35,7 @@ The kernel calls the hooks at the end of this file (HOOKS_ON; HOOKS_OFF while
 acceleration is off) and nothing else of this module on its event loop.
 """
 from libc.stdlib cimport calloc, malloc, realloc, free, qsort
-from libc.string cimport memset
+from libc.string cimport memset, memcpy
 from libc.math cimport fabs
 from libc.stdint cimport int64_t, uint64_t, int32_t, uint8_t
 

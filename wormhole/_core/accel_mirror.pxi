@@ -365,6 +365,9 @@ cdef void mirror_quiet_end(Sim* s, int32_t slot) noexcept nogil:
     _clear_port_shift(s, sk)
     _report_flows(s, slot, True)        # messages not reported yet, deliveries; the leader's CC state
     sk = &a.skips[slot]
+    for j in range(sk.n_flows):         # and what cc_vector leaves out: HPCC's INT records, the rate window
+        if sk.lead_flows[j] >= 0:
+            _copy_twin(s, sk.flows[j], sk.lead_flows[j])
     _release_slot(s, sk, P)
     _kick_ports(s, P)
     _count_end(s, sk, dt, True)
@@ -374,6 +377,72 @@ cdef void mirror_quiet_end(Sim* s, int32_t slot) noexcept nogil:
         if sk.lead_flows[j] >= 0 and a.active[mf] and s.flows[mf].persistent:
             conn_idle(s, mf)
             part_deactivate(s, mf)
+
+
+cdef void _copy_twin(Sim* s, int32_t mf, int32_t lf) noexcept nogil:
+    """Flow mf (a mirror's, quiescent with its leader's flow lf) takes the rest of lf's
+    state, with its own byte offsets: HPCC's once-per-RTT mark and its previous INT
+    record per hop, its ports' byte counters (twins' ports have carried the same
+    bytes: the full run has them equal), round-robin positions and per-packet event
+    records, and its rate window (snd_una marks moved by the streams' offset)."""
+    cdef Flow* f = &s.flows[mf]
+    cdef Flow* g = &s.flows[lf]
+    cdef int64_t D = f.snd_una - g.snd_una, unit = 128 * <int64_t>s.cc.int_multi, du
+    cdef int32_t j, h, n, L = s.acc.l
+    cdef HpccState* hf
+    cdef HpccState* hg
+    cdef FlowWin* wf = &s.acc.win[mf]
+    cdef FlowWin* wg = &s.acc.win[lf]
+    cdef int64_t* arrs[6]
+    cdef int64_t k
+    cdef Port* pf
+    cdef Port* pg
+    for j in range(f.path_len + f.rpath_len if f.path_len + f.rpath_len == g.path_len + g.rpath_len else 0):
+        pf = &s.ports[s.paths[f.path_off + j]]  # (data then ACK ports: contiguous in s.paths)
+        pg = &s.ports[s.paths[g.path_off + j]]
+        pf.rrlast = pg.rrlast                   # the NIC's round-robin over its queue pairs, a switch's over queues
+        pf.wakes_pending = pg.wakes_pending
+        pf.wake_per_pkt = pg.wake_per_pkt
+        pf.txd_per_pkt = pg.txd_per_pkt
+        pf.tx_bytes = pg.tx_bytes               # twins' ports have carried the same: the INT records the
+        pf.tx_packets = pg.tx_packets           # leader's flow keeps then fit them exactly
+    if f.cc == CC_HPCC and g.cc == CC_HPCC and f.path_len == g.path_len:
+        hf = &(<HpccState*>s.cc_st[<int>CC_HPCC])[mf]
+        hg = &(<HpccState*>s.cc_st[<int>CC_HPCC])[lf]
+        memcpy(hf, hg, sizeof(HpccState))
+        if hf.last_update_seq > 0:
+            hf.last_update_seq += D
+        n = f.path_len - 1
+        for j in range(n if n < INT_MAX_HOP else INT_MAX_HOP):
+            h = j + (n - 1 - j) // INT_MAX_HOP * INT_MAX_HOP
+            if 1 + h >= f.path_len:
+                continue
+            du = (s.ports[s.paths[f.path_off + 1 + h]].tx_bytes // unit
+                  - s.ports[s.paths[g.path_off + 1 + h]].tx_bytes // unit)
+            hf.hop[j].bytes = <uint32_t>((<int64_t>hf.hop[j].bytes + du) & 0xFFFFF)
+    if wf.val == NULL or wg.val == NULL:
+        return
+    arrs[0] = wf.val
+    arrs[1] = wf.t
+    arrs[2] = wf.una
+    arrs[3] = wf.qmax
+    arrs[4] = wf.qmin
+    arrs[5] = wf.idl
+    memcpy(wf, wg, sizeof(FlowWin))
+    wf.val = arrs[0]
+    wf.t = arrs[1]
+    wf.una = arrs[2]
+    wf.qmax = arrs[3]
+    wf.qmin = arrs[4]
+    wf.idl = arrs[5]
+    memcpy(wf.val, wg.val, L * sizeof(int64_t))
+    memcpy(wf.t, wg.t, L * sizeof(int64_t))
+    memcpy(wf.qmax, wg.qmax, L * sizeof(int64_t))
+    memcpy(wf.qmin, wg.qmin, L * sizeof(int64_t))
+    memcpy(wf.idl, wg.idl, L * sizeof(int64_t))
+    for k in range(L):
+        wf.una[k] = wg.una[k] + D
+    wf.act_una = wg.act_una + D
 
 
 cdef void _return_quiet(Sim* s, Skip* sk, int32_t P, int64_t dt) noexcept nogil:
