@@ -140,3 +140,31 @@ def test_a_mirror_of_connections_follows_its_leader_through_its_steady_skip():
     for (s0, n0, d0, _), (s1, n1, d1, _) in zip(f_rows, a_rows):
         assert (s0, n0) == (s1, n1)
         assert abs(d1 - d0) / d0 < 0.01
+
+
+def test_a_mirror_ends_in_its_twin_s_whole_state():
+    """After the mirrors end with the leader quiescent, each pair gets 2 MB more at its own moment
+    (pair k at 300 us + k ns: no twins form, each pair is simulated).  What a mirrored pair then does
+    depends on all the state it took from the leader: congestion control with HPCC's INT records,
+    which are taken against its ports' byte counters, pacing and round-robin.  Every message ends and
+    is delivered at the full run's picosecond."""
+    from wormhole.units import US
+
+    def run(accelerate, **cfg):
+        net = wh.Network(wh.star(8), wh.Config.preset("hpcc", accelerate=accelerate, **cfg))
+        mids, conns = [], []
+        for k in range(4):
+            for src, dst in ((2 * k, 2 * k + 1), (2 * k + 1, 2 * k)):
+                conns.append((k, net.connect(src, dst)))
+                mids.append(net.post(conns[-1][1], SIZE))
+        for k, c in conns:
+            net.schedule(300 * US + 1000 * k, lambda c=c: mids.append(net.post(c, SIZE)))
+        net.run()
+        return net, sorted((net.message(m).src, net.message(m).done, net.message(m).delivered) for m in mids)
+
+    full, f_rows = run(False)
+    acc, a_rows = run(True, memo_mirrors=True)
+    st = acc.stats
+    assert st["memo_mirrors"] == 3 and st["memo_mirrors_quiet"] == 3
+    assert len(a_rows) == 16
+    assert a_rows == f_rows

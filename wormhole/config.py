@@ -354,14 +354,15 @@ PARAMS = (
     _p("memo_mirrors", "bool", False, "with memo: partitions that form at the same moment as an identical twin "
        "follow it instead of being simulated (mirrors).  A mirror follows its twin through message ends, "
        "deliveries, data the workload posts to both at the same moment and idle spells, and ends exactly "
-       "in its state when everything of the twin is acknowledged; flows that join the twin while their own "
-       "twins join the mirror at the same moment are followed too, and a mirror of connections follows "
-       "its twin through its steady skips.  Off by default: a mirror that parts (a flow joins its twin "
-       "alone, or their data differ) resumes with its own pipeline, not the twin's, and the twin's "
-       "trajectory takes other ties than the full run's; measured at 4.6% iteration error on gpt13b 64 "
-       "GPUs in 2:1 rail segments (0.025% without, before joins were followed) and, on moe 128 GPUs, "
-       "692.8 M -> 133.9 M events, iteration +0.83% against the run without mirrors (2 layers against "
-       "the full run: +0.10% iteration, message FCT mean 0.37% but p99 14%, 5.3% without)",
+       "in its state when everything of the twin is acknowledged (congestion control with HPCC's INT records, "
+       "its ports' counters, the rate window); flows that join the twin while their own twins join the "
+       "mirror at the same moment are followed too, and a mirror of connections follows its twin through "
+       "its steady skips.  On moe 128 GPUs: 692.8 M -> 71.3 M events, the same iteration as without "
+       "mirrors.  Off by default: a mirror that parts (a flow joins its twin alone, data are posted to one "
+       "and not the other) resumes with its own pipeline, not the twin's, and twins that share a switch "
+       "interact through its buffer; measured against the run without mirrors at 32 GPUs, 1 layer: gpt13b "
+       "TP 2 +0.05% iteration, 2:1 rail segments -0.015%, moe TP 2 EP 4 +0.05% (rail-local rows and the "
+       "128-GPU headline identical)",
        _bool, dynamics=False),
     _p("memo_db", "path", None, "SQLite file of the memo database, reused across runs (None: in memory); "
        "entries are keyed by the conflict graph, every parameter that changes dynamics and the fabric-wide "
