@@ -58,8 +58,9 @@ cdef int mirror_start(Sim* s, int32_t P, int32_t lead, int32_t* flows, int32_t* 
 
 cdef void _mirror_state(Sim* s, Skip* sk) noexcept nogil:
     """The state a mirror ends in: its leader's flows' congestion-control state
-    (and their NICs' pacing record, which counts the skipped wake-ups)."""
-    cdef int32_t i, k
+    (and their ports' per-packet event records, which count the skipped events:
+    the NIC's wake-ups, each port's transmission ends)."""
+    cdef int32_t i, k, j
     cdef Flow* f
     cdef Flow* g
     for i in range(sk.n_flows):
@@ -69,6 +70,9 @@ cdef void _mirror_state(Sim* s, Skip* sk) noexcept nogil:
             g = &s.flows[sk.lead_flows[i]]
             s.ports[s.paths[f.path_off]].wake_per_pkt = s.ports[s.paths[g.path_off]].wake_per_pkt
             s.ports[s.paths[f.path_off]].wake_samples = s.ports[s.paths[g.path_off]].wake_samples
+            if f.path_len + f.rpath_len == g.path_len + g.rpath_len:
+                for j in range(f.path_len + f.rpath_len):
+                    s.ports[s.paths[f.path_off + j]].txd_per_pkt = s.ports[s.paths[g.path_off + j]].txd_per_pkt
         else:
             for k in range(4):
                 sk.memo_cc[4 * i + k] = 0.0
