@@ -140,3 +140,24 @@ def test_mirror_advances_as_its_leader():
     # the leader's flow moved from snd_una 1000 to 8800: 7800 B, 7 whole packets
     assert T._py_skip_bytes(0.0, 10_000, 10**9, 0, lead_una0=1000, lead_una=8800) == 7000
     assert T._py_skip_bytes(0.0, 10_000, 5_500, 0, lead_una0=1000, lead_una=8800) == 5000
+
+
+# ---------------------------------------------------------------- a skip begins between moments
+
+REJECT_SAME_MOMENT = 13
+
+
+def test_no_skip_while_an_event_of_the_partition_is_due_at_this_moment():
+    # flows 0 and 1 form partition 0 and are steady at t = 100; flow 2 is in partition 1
+    due, rejects = T._py_skip_try_moment(2, [(100, "rto", 1)], 100, other=[2])
+    assert due and rejects == {REJECT_SAME_MOMENT: 1}       # flow 1's timer at this very ps comes first
+    due, rejects = T._py_skip_try_moment(2, [(100, "tx", 0)], 100, other=[2])
+    assert due and rejects == {REJECT_SAME_MOMENT: 1}       # a transmission end on flow 0's port
+    assert T._py_skip_try_moment(2, [(101, "rto", 1), (150, "tx", 0)], 100, other=[2])[0] is False   # later: no tie
+    assert T._py_skip_try_moment(2, [(100, "rto", 2), (100, "tx", 2)], 100, other=[2])[0] is False   # another partition's
+    assert T._py_skip_try_moment(2, [], 100)[0] is False
+
+
+def test_same_moment_refusal_is_named_in_the_stats():
+    from wormhole._core.accel import REJECT_NAMES
+    assert REJECT_NAMES[REJECT_SAME_MOMENT] == "same_moment"

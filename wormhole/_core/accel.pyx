@@ -47,7 +47,7 @@ from wormhole._core.int_hops cimport int_hops_shift
 # the accelerator's counters (Accel.rejects, skipped_by, backs_by in defs.pxd), by index
 REJECT_NAMES = ("pfc", "rate_spread", "goodput_halves", "no_room", "horizon_short", "split_check", "ramping",
                 "window_filling", "no_window", "fresh_samples", "goodput_span", "horizon_flow_start",
-                "horizon_no_goodput")
+                "horizon_no_goodput", "same_moment")
 SKIPPED_BY = ("steady", "memo_replay", "memo_follow", "mirror")
 BACKS_BY = ("flow_start", "post_idle_conn", "dcqcn_increase", "other")
 

@@ -24,7 +24,7 @@ from wormhole._core.cc_swift cimport swift_target, swift_bound, swift_init, swif
 from wormhole._core.cc_tcp cimport tcp_init, tcp_on_ack, tcp_on_loss, tcp_on_rto, tcp_on_timer, tcp_pto, tcp_rto, cubic_window
 from wormhole._core.int_hops cimport int_hops_shift
 from wormhole._core.accel cimport (accel_setup, win_alloc, win_push, _goodput, _steady_goodput, _horizon, skip_bytes,
-                                   _rate_between, _reject_flow)
+                                   _rate_between, _reject_flow, _same_moment_pending, skip_try)
 
 
 def _py_tx_time_ps(int64_t nbytes, int64_t bps, int64_t quantum_ps=1000):
@@ -487,6 +487,54 @@ def _py_reject_flow(list flows, int l, double theta, int reason=1):
         _reject_flow(s, reason, 0)
         return (a.rej_tested, a.rej_steady, a.rej_one_short, {k: a.rejects[k] for k in range(16) if a.rejects[k]})
     finally:
+        _toy_free(s)
+
+
+def _py_skip_try_moment(int32_t n, list events, int64_t now, list other=[]):
+    """Partition 0 of flows 0..n-1, each steady (8 samples of 1 byte per ps at 100 bps,
+    the last at ``now``; posted data far ahead), and flows in ``other`` active in
+    partition 1; the heap holds ``events``, each (t, kind, a) with kind 'rto' (a =
+    flow) or 'tx' (a = port; port i is flow i's).  Returns (an event of partition 0
+    still due at ``now``, skip_try's {reject reason index: count}); skip_try is only
+    run when it must refuse (the toy has no kernel to fast-forward through)."""
+    cdef int32_t nf = n + len(other), i
+    cdef Sim* s = _toy_sim(nf, _AccelCfg(8, 0.05, check_every=1 << 30))
+    cdef Accel* a = &s.acc
+    cdef bint pending
+    try:
+        for i in range(n):
+            s.flows[i].size = 1 << 40
+            s.now = now - 8             # each window opens before its first sample
+            _toy_samples(s, i, [(now - 8 + k, 1000 + k, 100) for k in range(1, 9)])
+        _toy_partition(s, n)
+        a.part_skip = <int32_t*>calloc(1, sizeof(int32_t))
+        a.part_dirty = <uint8_t*>calloc(1, sizeof(uint8_t))
+        a.part_ver = <int32_t*>calloc(1, sizeof(int32_t))
+        a.part_watch = <uint8_t*>calloc(1, sizeof(uint8_t))
+        if a.part_skip == NULL or a.part_dirty == NULL or a.part_ver == NULL or a.part_watch == NULL:
+            raise MemoryError()
+        a.part_skip[0] = -1         # partition 0 is not fast-forwarding
+        for i in other:
+            a.active[i] = 1
+            a.part_of[i] = 1
+            a.port_part[i] = 1
+        s.heap = <Event*>calloc(len(events) + 1, sizeof(Event))
+        if s.heap == NULL:
+            raise MemoryError()
+        for i in range(len(events)):
+            s.heap[i].t = events[i][0]
+            s.heap[i].kind = EV_RTO if events[i][1] == "rto" else EV_TX_DONE
+            s.heap[i].a = events[i][2]
+        s.heap_n = len(events)
+        s.now = now
+        pending = _same_moment_pending(s, 0)
+        if pending:
+            skip_try(s, 0)
+        return pending, {k: a.rejects[k] for k in range(16) if a.rejects[k]}
+    finally:
+        free(s.heap)
+        s.heap = NULL
+        s.heap_n = 0
         _toy_free(s)
 
 
