@@ -147,14 +147,18 @@ def test_mirror_advances_as_its_leader():
 REJECT_SAME_MOMENT = 13
 
 
-def test_no_skip_while_an_event_of_the_partition_is_due_at_this_moment():
-    # flows 0 and 1 form partition 0 and are steady at t = 100; flow 2 is in partition 1
-    due, rejects = T._py_skip_try_moment(2, [(100, "rto", 1)], 100, other=[2])
-    assert due and rejects == {REJECT_SAME_MOMENT: 1}       # flow 1's timer at this very ps comes first
-    due, rejects = T._py_skip_try_moment(2, [(100, "tx", 0)], 100, other=[2])
-    assert due and rejects == {REJECT_SAME_MOMENT: 1}       # a transmission end on flow 0's port
-    assert T._py_skip_try_moment(2, [(101, "rto", 1), (150, "tx", 0)], 100, other=[2])[0] is False   # later: no tie
-    assert T._py_skip_try_moment(2, [(100, "rto", 2), (100, "tx", 2)], 100, other=[2])[0] is False   # another partition's
+def test_no_skip_while_a_sample_of_the_partition_is_due_at_this_moment():
+    # flows 0 and 1 (sending from ports 0 and 1) form partition 0 and are steady at t = 100;
+    # flow 2 is in partition 1
+    due, rejects = T._py_skip_try_moment(2, [(100, "ack", 1, 1)], 100, other=[2])
+    assert due and rejects == {REJECT_SAME_MOMENT: 1}       # flow 1's ACK at this very ps comes first
+    due, rejects = T._py_skip_try_moment(2, [(100, "tx", 0, 0), (100, "ack", 0, 0)], 100, other=[2])
+    assert due and rejects == {REJECT_SAME_MOMENT: 1}
+    assert T._py_skip_try_moment(2, [(101, "ack", 1, 1)], 100, other=[2])[0] is False     # a later moment
+    assert T._py_skip_try_moment(2, [(100, "ack", 1, 2)], 100, other=[2])[0] is False     # not at its sender yet
+    assert T._py_skip_try_moment(2, [(100, "data", 1, 1)], 100, other=[2])[0] is False    # a data packet
+    assert T._py_skip_try_moment(2, [(100, "tx", 0, 0)], 100, other=[2])[0] is False      # no sample in it
+    assert T._py_skip_try_moment(2, [(100, "ack", 2, 2)], 100, other=[2])[0] is False     # another partition's
     assert T._py_skip_try_moment(2, [], 100)[0] is False
 
 

@@ -492,11 +492,13 @@ def _py_reject_flow(list flows, int l, double theta, int reason=1):
 
 def _py_skip_try_moment(int32_t n, list events, int64_t now, list other=[]):
     """Partition 0 of flows 0..n-1, each steady (8 samples of 1 byte per ps at 100 bps,
-    the last at ``now``; posted data far ahead), and flows in ``other`` active in
-    partition 1; the heap holds ``events``, each (t, kind, a) with kind 'rto' (a =
-    flow) or 'tx' (a = port; port i is flow i's).  Returns (an event of partition 0
-    still due at ``now``, skip_try's {reject reason index: count}); skip_try is only
-    run when it must refuse (the toy has no kernel to fast-forward through)."""
+    the last at ``now``; posted data far ahead; flow i sends from port i), and flows in
+    ``other`` active in partition 1; the heap holds ``events``, each (t, what, flow,
+    port): what 'ack' (an ACK of the flow arriving at the port), 'data' (a data packet
+    of the flow arriving there) or 'tx' (a transmission end on the port).  Returns (a
+    sample of partition 0 still due at ``now``, skip_try's {reject reason index:
+    count}); skip_try is only run when it must refuse (the toy has no kernel to
+    fast-forward through)."""
     cdef int32_t nf = n + len(other), i
     cdef Sim* s = _toy_sim(nf, _AccelCfg(8, 0.05, check_every=1 << 30))
     cdef Accel* a = &s.acc
@@ -511,20 +513,24 @@ def _py_skip_try_moment(int32_t n, list events, int64_t now, list other=[]):
         a.part_dirty = <uint8_t*>calloc(1, sizeof(uint8_t))
         a.part_ver = <int32_t*>calloc(1, sizeof(int32_t))
         a.part_watch = <uint8_t*>calloc(1, sizeof(uint8_t))
-        if a.part_skip == NULL or a.part_dirty == NULL or a.part_ver == NULL or a.part_watch == NULL:
+        s.heap = <Event*>calloc(len(events) + 1, sizeof(Event))
+        s.pkts = <Packet*>calloc(len(events) + 1, sizeof(Packet))
+        if (a.part_skip == NULL or a.part_dirty == NULL or a.part_ver == NULL or a.part_watch == NULL
+                or s.heap == NULL or s.pkts == NULL):
             raise MemoryError()
         a.part_skip[0] = -1         # partition 0 is not fast-forwarding
         for i in other:
             a.active[i] = 1
             a.part_of[i] = 1
             a.port_part[i] = 1
-        s.heap = <Event*>calloc(len(events) + 1, sizeof(Event))
-        if s.heap == NULL:
-            raise MemoryError()
         for i in range(len(events)):
-            s.heap[i].t = events[i][0]
-            s.heap[i].kind = EV_RTO if events[i][1] == "rto" else EV_TX_DONE
-            s.heap[i].a = events[i][2]
+            t, what, fl, port = events[i]
+            s.heap[i].t = t
+            s.heap[i].kind = EV_TX_DONE if what == "tx" else EV_ARRIVE
+            s.heap[i].a = port
+            s.heap[i].b = i
+            s.pkts[i].flow = fl
+            s.pkts[i].kind = PK_ACK if what == "ack" else PK_DATA
         s.heap_n = len(events)
         s.now = now
         pending = _same_moment_pending(s, 0)
@@ -533,7 +539,9 @@ def _py_skip_try_moment(int32_t n, list events, int64_t now, list other=[]):
         return pending, {k: a.rejects[k] for k in range(16) if a.rejects[k]}
     finally:
         free(s.heap)
+        free(s.pkts)
         s.heap = NULL
+        s.pkts = NULL
         s.heap_n = 0
         _toy_free(s)
 
