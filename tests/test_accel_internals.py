@@ -150,9 +150,9 @@ REJECT_SAME_MOMENT = 13
 def test_no_skip_while_a_sample_of_the_partition_is_due_at_this_moment():
     # flows 0 and 1 (sending from ports 0 and 1) form partition 0 and are steady at t = 100;
     # flow 2 is in partition 1
-    due, rejects = T._py_skip_try_moment(2, [(100, "ack", 1, 1)], 100, other=[2])
+    due, rejects, _ = T._py_skip_try_moment(2, [(100, "ack", 1, 1)], 100, other=[2])
     assert due and rejects == {REJECT_SAME_MOMENT: 1}       # flow 1's ACK at this very ps comes first
-    due, rejects = T._py_skip_try_moment(2, [(100, "tx", 0, 0), (100, "ack", 0, 0)], 100, other=[2])
+    due, rejects, _ = T._py_skip_try_moment(2, [(100, "tx", 0, 0), (100, "ack", 0, 0)], 100, other=[2])
     assert due and rejects == {REJECT_SAME_MOMENT: 1}
     assert T._py_skip_try_moment(2, [(101, "ack", 1, 1)], 100, other=[2])[0] is False     # a later moment
     assert T._py_skip_try_moment(2, [(100, "ack", 1, 2)], 100, other=[2])[0] is False     # not at its sender yet
@@ -165,3 +165,28 @@ def test_no_skip_while_a_sample_of_the_partition_is_due_at_this_moment():
 def test_same_moment_refusal_is_named_in_the_stats():
     from wormhole._core.accel import REJECT_NAMES
     assert REJECT_NAMES[REJECT_SAME_MOMENT] == "same_moment"
+
+
+# ---------------------------------------------------------------- what the steady test samples
+
+CC_DCQCN, CC_HPCC, CC_TIMELY = 1, 2, 3
+
+
+def test_hpcc_windows_sample_the_committed_rate():
+    # HPCC with fast react paces at the rate of its last ACK (80 Gb/s here) and commits Rc
+    # (78 Gb/s) once per RTT: the steady test samples Rc, everything else sees the pacing rate
+    assert T._py_cc_rates(CC_HPCC, 80_000_000_000, 78_000_000_000) == (80_000_000_000, 78_000_000_000)
+    # the others: their send rate (DCQCN paces at its current rate; TIMELY's rate is its committed one)
+    assert T._py_cc_rates(CC_DCQCN, 55_000_000_000, 78_000_000_000) == (55_000_000_000, 55_000_000_000)
+    assert T._py_cc_rates(CC_TIMELY, 55_000_000_000, 78_000_000_000) == (55_000_000_000, 55_000_000_000)
+
+
+def test_no_memo_replay_starts_while_the_moment_of_its_partition_is_open():
+    # a replay applies stored bytes and state to every flow at once: a transmission end still
+    # due at this ps on one twin's NIC would leave that twin a packet behind the others
+    assert T._py_skip_try_moment(2, [(100, "tx", 0, 0)], 100, other=[2])[2] is True
+    assert T._py_skip_try_moment(2, [(100, "data", 1, 5)], 100, other=[2])[2] is True     # flow 1's packet at a switch
+    assert T._py_skip_try_moment(2, [(100, "ack", 1, 1)], 100, other=[2])[2] is True
+    assert T._py_skip_try_moment(2, [(101, "tx", 0, 0)], 100, other=[2])[2] is False      # a later moment
+    assert T._py_skip_try_moment(2, [(100, "tx", 2, 2)], 100, other=[2])[2] is False      # another partition's port
+    assert T._py_skip_try_moment(2, [], 100)[2] is False

@@ -74,7 +74,7 @@ cdef void _on_flow_done(Sim* s, int32_t fi) noexcept nogil:
 cdef void _on_ack(Sim* s, int32_t fi) noexcept nogil:
     cdef Flow* f = &s.flows[fi]
     if s.acc.active[fi] and s.acc.win[fi].val != NULL:
-        win_push(s, fi, s.acc.k.cc[f.cc].send_rate(s, fi))
+        win_push(s, fi, s.acc.k.cc[f.cc].steady_rate(s, fi))
         if f.persistent and f.snd_una >= f.size:
             conn_idle(s, fi)
             part_deactivate(s, fi)      # an idle connection couples no partitions

@@ -239,6 +239,23 @@ cdef bint _same_moment_pending(Sim* s, int32_t P) noexcept nogil:
     return False
 
 
+cdef bint _moment_open(Sim* s, int32_t P) noexcept nogil:
+    """Any event of partition P (_owned: a transmission end, a packet, a timer) is
+    still due at this very moment, in the heap or the calendar."""
+    cdef int64_t k, cslot = -1
+    cdef int32_t c = -1
+    cdef Event* e
+    for k in range(s.heap_n + s.cal_n):
+        if k < s.heap_n:
+            e = &s.heap[k]
+        else:
+            c = cal_next_entry(s, &cslot, c)
+            e = &s.cal_ev[c]
+        if e.t == s.now and _owned(s, e, P):
+            return True
+    return False
+
+
 cdef bint skip_begin(Sim* s, int32_t P, double best) noexcept nogil:
     """Fast-forward P with its flows at goodputs s.acc.gp (partition order) until
     ``best`` ps from now (the first flow to run short of posted data) or a known

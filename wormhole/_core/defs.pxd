@@ -717,6 +717,10 @@ ctypedef struct CcOps:
     # the flow's sending rate as the accelerator sees it (steady test, memo colour, state vector
     # v[0]), bps: its pacing rate (Flow.rate), or a window algorithm's window per RTT
     int64_t (*send_rate)(Sim* s, int32_t fi) noexcept nogil
+    # the rate the accelerator's steady test samples at each ACK, bps: send_rate, or, where the
+    # algorithm commits a reference rate once per control period and moves its sending rate
+    # around it at every ACK (HPCC's Rc under fast react), that committed rate
+    int64_t (*steady_rate)(Sim* s, int32_t fi) noexcept nogil
 
 
 ctypedef struct AccelHooks:
