@@ -19,6 +19,13 @@ those thread counts: wall-clock per count, the speedup of the last over the firs
 and over the sequential run, and whether fct.txt was byte-identical to the
 sequential run's at every count.
 
+With --reference CMD each reference-format input (the tests/data cases and every --input
+folder) also runs on the reference simulator (CMD, the config's path appended; it runs in a
+scratch directory, the input folder is not written): its wall-clock, the ratio of its whole
+command to ours (set-up + run), and whether its fct.txt is byte-identical to ours.
+--reference-setup also times its set-up alone (stopped 1 ns before the first flow) and gives
+the ratio of the run phases.
+
 Each scenario runs --repeat times; the median wall-clock is reported.  The
 reference simulator (C++, -O3) processes 1.0-2.2 M events/s on a 2-core machine
 (its summary.txt files in ../shared/reference/hpcc-ns3-runs/).
@@ -116,12 +123,14 @@ def events_per_packet(st):
 
 
 def measure(name, build, repeat, cc="none", **over):
-    walls = []
+    walls, setups = [], []
     for _ in range(repeat):
-        net = build(cc, **over)
         t0 = time.perf_counter()
+        net = build(cc, **over)
+        t1 = time.perf_counter()
         net.run()
-        walls.append(time.perf_counter() - t0)
+        walls.append(time.perf_counter() - t1)
+        setups.append(t1 - t0)
         st = net.stats
     wall = statistics.median(walls)
     return {
@@ -135,6 +144,7 @@ def measure(name, build, repeat, cc="none", **over):
         "per_data_packet": {c: round(v, 4) for c, v in events_per_packet(st).items()},
         "wall_seconds": round(wall, 4),
         "walls": [round(w, 4) for w in walls],
+        "setup_seconds": round(statistics.median(setups), 4),
         "events_per_second": round(st["events"] / wall),
         "flows": st["flows"],
         "flows_completed": st["flows_completed"],
@@ -168,20 +178,50 @@ def measure_parallel(name, build, repeat, cc, threads, seq):
     }
 
 
-def _table_header(threads=()):
+def measure_reference(argv, folder, ours, build, setup):
+    """The reference's run of ``folder`` beside ``ours`` (measure's row): its wall-clock and CPU time, the
+    ratio of its whole command to ours (set-up + run), whether its fct.txt equals ours byte for byte and,
+    with ``setup``, its set-up time alone and the ratio of the run phases."""
+    from . import refsim
+    full = refsim.run(argv, folder)
+    out = {"wall_seconds": full["wall_seconds"], "cpu_seconds": full["cpu_seconds"],
+           "fct_identical": full["fct"] is not None and full["fct"] == "".join(ours["fct"]).encode(),
+           "ratio_whole": round(full["wall_seconds"] / max(1e-9, ours["wall_seconds"] + ours["setup_seconds"]), 3)}
+    if setup:
+        cfg = wh.Config.from_file(os.path.join(folder, "config.txt"))
+        stop = refsim.first_start_s(wh.read_flows(cfg.files["FLOW_FILE"], wh.read_topology(cfg.files["TOPOLOGY_FILE"])))
+        pre = refsim.run(argv, folder, stop_s=stop)
+        out["setup_seconds"] = pre["wall_seconds"]
+        out["ratio_run"] = round((full["wall_seconds"] - pre["wall_seconds"]) / max(1e-9, ours["wall_seconds"]), 3)
+    return out
+
+
+def _table_header(threads=(), ref=False, ref_setup=False):
     par = ""
     if threads:
         par = " " + " ".join("%8s" % ("par%d s" % t) for t in threads) + " %6s %5s" % ("x%d" % threads[-1], "same")
+    if ref:
+        par += " %8s" % "ref s" + (" %8s" % "ref su s" if ref_setup else "") + " %6s" % "x all" + (
+            " %6s" % "x run" if ref_setup else "") + " %5s" % "same"
     return ("%-26s %-6s %9s %6s " % ("scenario", "cc", "data pkts", "ev/pkt")
             + " ".join("%8s" % c for c in KIND_COLUMNS + IDLE_COLUMNS) + " %8s %7s" % ("wall s", "Mev/s") + par)
 
 
-def _table_row(r):
+def _table_row(r, ref=False, ref_setup=False):
     par = ""
     p = r.get("parallel")
     if p:
         par = (" " + " ".join("%8.3f" % p["wall_seconds"][str(t)] for t in p["threads"])
                + " %6.2f %5s" % (p["speedup"], "yes" if p["fct_identical"] else "NO"))
+    if ref:
+        q = r.get("reference")
+        if q:
+            par += " %8.2f" % q["wall_seconds"] + (" %8.2f" % q["setup_seconds"] if ref_setup else "") + (
+                " %6.2f" % q["ratio_whole"]) + (" %6.2f" % q["ratio_run"] if ref_setup else "") + " %5s" % (
+                "yes" if q["fct_identical"] else "NO")
+        else:
+            par += " %8s" % "-" + (" %8s" % "-" if ref_setup else "") + " %6s" % "-" + (
+                " %6s" % "-" if ref_setup else "") + " %5s" % "-"
     return ("%-26s %-6s %9d %6.3f " % (r["scenario"], r["cc"], r["data_packets"], r["events_per_data_packet"])
             + " ".join("%8.3f" % r["per_data_packet"][c] for c in KIND_COLUMNS + IDLE_COLUMNS)
             + " %8.3f %7.2f" % (r["wall_seconds"], r["events_per_second"] / 1e6) + par)
@@ -203,7 +243,26 @@ def kernel_main(argv=None):
     ap.add_argument("--threads", default=None, metavar="N,M,...",
                     help="parallel columns: the partitioned kernel at these thread counts, e.g. 1,2: "
                          "wall-clock per count, the speedup of the last over the first, fct.txt byte-identical")
+    ap.add_argument("--reference", metavar="CMD",
+                    help="also run the reference simulator on each reference-format input (the tests/data cases "
+                         "and every --input): CMD is its command, the config's path appended, e.g. \"env "
+                         "LD_LIBRARY_PATH=B B/scratch/third\" for the HPCC fork built in B. Adds its wall-clock, "
+                         "the ratio to ours over the whole command (set-up + run), and whether its fct.txt is "
+                         "byte-identical to ours; runs once per input")
+    ap.add_argument("--reference-setup", action="store_true",
+                    help="with --reference: also time its set-up alone (the config stopped 1 ns before the first "
+                         "flow) and give the ratio of the run phases")
     args = ap.parse_args(argv)
+    ref_argv = None
+    if args.reference_setup and not args.reference:
+        ap.error("--reference-setup needs --reference")
+    if args.reference:
+        from .refsim import parse_command
+        try:
+            ref_argv = parse_command(args.reference)
+        except wh.WormholeError as e:
+            sys.stderr.write("wormhole.bench kernel: error: %s\n" % e)
+            sys.exit(2)
     threads = ()
     if args.threads:
         try:
@@ -213,30 +272,43 @@ def kernel_main(argv=None):
         if not threads or min(threads) < 1:
             ap.error("--threads: thread counts of at least 1, not %r" % args.threads)
     ccs = list(REGISTRY) if args.cc == "all" else [args.cc]
-    runs = [(name, build, cc) for name, build in SCENARIOS.items() for cc in ccs]
+    runs = [(name, build, cc, None) for name, build in SCENARIOS.items() for cc in ccs]
     if not args.no_reference and os.path.isdir(_REF_DIR):
-        runs += [(case, reference_run(case), case.rsplit("_", 1)[1]) for case in REFERENCE_RUNS]
+        runs += [(case, reference_run(case), case.rsplit("_", 1)[1], os.path.join(_REF_DIR, case))
+                 for case in REFERENCE_RUNS]
     for d in args.input:
         if not os.path.isfile(os.path.join(d, "config.txt")):
             ap.error("--input %s: no config.txt in it" % d)
         name = os.path.basename(os.path.normpath(d))
-        runs.append((name, reference_run(os.path.abspath(d)), wh.Config.from_file(os.path.join(d, "config.txt")).cc))
+        runs.append((name, reference_run(os.path.abspath(d)), wh.Config.from_file(os.path.join(d, "config.txt")).cc,
+                     os.path.abspath(d)))
     if not args.json:
         print("events per data packet sent, by kind (tx = transmission done, arr = arrival, data / ctrl = "
               "ACK, NACK, PFC packets; stale = superseded timer pops; txd_idle, wake_idle: of those, the ones after which the port stays idle); "
               "wall-clock median of %d" % max(1, args.repeat))
-        print(_table_header(threads))
-    for name, build, cc in runs:
+        if ref_argv:
+            print("ref: the reference's wall-clock (one run%s); x all: its whole command over ours (set-up + run)%s; "
+                  "same: its fct.txt byte-identical to ours" % (
+                      ", and one of its set-up alone" if args.reference_setup else "",
+                      "; x run: its run phase (whole - set-up) over ours" if args.reference_setup else ""))
+        print(_table_header(threads, ref_argv is not None, args.reference_setup))
+    for name, build, cc, folder in runs:
         if args.only and name != args.only:
             continue
         r = measure(name, build, max(1, args.repeat), cc)
         if threads:
             r["parallel"] = measure_parallel(name, build, max(1, args.repeat), cc, threads, r)
+        if ref_argv and folder:
+            try:
+                r["reference"] = measure_reference(ref_argv, folder, r, build, args.reference_setup)
+            except wh.WormholeError as e:
+                sys.stderr.write("wormhole.bench kernel: error: %s\n" % e)
+                sys.exit(2)
         del r["fct"]
         if args.json:
             print(json.dumps(r, sort_keys=True))
         else:
-            print(_table_row(r))
+            print(_table_row(r, ref_argv is not None, args.reference_setup))
         sys.stdout.flush()
 
 
