@@ -19,18 +19,35 @@ def test_rate_window_slides_max_min_and_sum():
         (110, 100, 315, False),
         (120, 100, 435, True),      # [100 110 105 120]: 20 < 0.3 * 108.75 = 32.6
         (120, 90, 425, True),       # [110 105 120 90]: 30 < 0.3 * 106.25 = 31.9
-        (120, 90, 410, True),       # [105 120 90 95]: 30 < 0.3 * 102.5 = 30.75
+        (120, 90, 410, False),      # [105 120 90 95]: 30 < 0.3 * 102.5 = 30.75, but its halves' means
+                                    # 112.5 and 92.5 differ by 20 > 0.3 / 4 * 102.5 = 7.7: drifting
         (120, 60, 365, False),      # [120 90 95 60]: 60 > 0.3 * 91.25
         (95, 60, 307, False),       # [90 95 60 62]: the 120 left the window
     ]
     assert last_dec == 6            # samples 2 (105), 4 (90) and 6 (60) fell; 7 (62) rose
 
 
-def test_rate_window_spread_at_theta_is_not_steady():
-    # [100 100 100 120]: spread 20, mean 105; steady needs 20 < theta * 105
-    rows, _ = T._py_rate_window([100, 100, 100, 120], 4, 20 / 105)
+def test_rate_window_whose_halves_drift_apart_is_not_steady():
+    # window 8, theta 0.05: [100 100 100 100 102 102 102 102] spreads 2 < 0.05 * 101 = 5.05, but
+    # its halves' means differ by 2 > 0.05 / 4 * 101 = 1.26: a convergence still under way
+    rows, _ = T._py_rate_window([100] * 4 + [102] * 4, 8, 0.05)
     assert rows[-1][3] is False
-    rows, _ = T._py_rate_window([100, 100, 100, 120], 4, 20 / 105 + 1e-9)
+    # [100 102 100 102 100 102 100 102]: the same spread, both halves' means 101: steady
+    rows, _ = T._py_rate_window([100, 102] * 4, 8, 0.05)
+    assert rows[-1][3] is True
+    # halves 1000 and 1012: 12 < 0.05 / 4 * 1006 = 12.575, within a quarter of theta
+    rows, _ = T._py_rate_window([1000] * 4 + [1012] * 4, 8, 0.05)
+    assert rows[-1][3] is True
+    rows, _ = T._py_rate_window([1000] * 4 + [1013] * 4, 8, 0.05)     # 13 > 12.58
+    assert rows[-1][3] is False
+
+
+def test_rate_window_spread_at_theta_is_not_steady():
+    # [110 100 100 120]: spread 20, mean 107.5; steady needs 20 < theta * 107.5 (its halves'
+    # means, 105 and 110, differ by 5 = theta / 4 * 107.5 there: no drift)
+    rows, _ = T._py_rate_window([110, 100, 100, 120], 4, 20 / 107.5)
+    assert rows[-1][3] is False
+    rows, _ = T._py_rate_window([110, 100, 100, 120], 4, 20 / 107.5 + 1e-9)
     assert rows[-1][3] is True
     rows, last_dec = T._py_rate_window([7, 7, 7, 7, 7], 4, 0.0)
     assert [r[3] for r in rows] == [False] * 5 and last_dec == -1   # theta 0: never steady

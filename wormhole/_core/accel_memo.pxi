@@ -51,6 +51,7 @@ cdef void memo_set_state(Sim* s, int32_t fi, double* v) noexcept nogil:
             w.idl[k] = w.idle_total
         w.n = L
         w.sum = rate * L
+        w.hsum = rate * (L // 2)
         w.qmax[0] = L - 1
         w.qmin[0] = L - 1
         w.maxh = 0

@@ -359,6 +359,7 @@ ctypedef struct FlowWin:
     # monotonic deques, so that max, min and mean cost O(1) per sample.
     int64_t n           # samples taken so far
     int64_t sum         # sum of the rates in the window
+    int64_t hsum        # sum of the newer half of them (the last l // 2 samples)
     int64_t* val        # ring of the last l rates (bps)
     int64_t* t          # ring of their sample times (ps)
     int64_t* una        # ring of snd_una at each sample
