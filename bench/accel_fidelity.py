@@ -4,8 +4,9 @@ packet mode and accelerated, and prints per-message FCT error (mean, p99, max;
 paired by message, and rank-paired within each message size), iteration-time
 error, the share of events skipped, processed + skipped against the full run's
 count, where the skipped events came from (steady skips, memo replays, steady
-skips following a replay, mirrors), what blocked skips, and the wall-clocks
-(python -m wormhole fidelity for one configuration, with the ten worst
+skips following a replay, mirrors), what blocked skips, the memo's lookups by
+outcome (hits; misses on a new key or on a key whose partitions never converged),
+and the wall-clocks (python -m wormhole fidelity for one configuration, with the ten worst
 messages).
 
 Rows (each with every --cc, at every --gpus):
@@ -140,6 +141,9 @@ def main():
                               "%d refused with all but one steady" % (
                                   "", r.get("reject_mean_flows") or 0, 100 * (r.get("reject_steady_share") or 0),
                                   r.get("reject_one_short") or 0), flush=True)
+                        if r.get("memo"):
+                            print("%13s memo lookups: %s" % ("", ", ".join("%s %d" % kv for kv in r["memo"].items())),
+                                  flush=True)
 
 
 if __name__ == "__main__":

@@ -324,8 +324,8 @@ class PacketBackend(Backend):
             st["parallel"] = {key: v for key, v in ps.items() if key != "lp_of_port"}
         if self._memo is not None:
             m = self._memo
-            st.update(memo_hits=m.hits, memo_misses=m.misses, memo_stored=m.stored, memo_entries=len(m.db),
-                      memo_db_bytes=m.db.size_bytes())
+            st.update(m.accounting())
+            st.update(memo_entries=len(m.db), memo_db_bytes=m.db.size_bytes())
         return st
 
     # -- packet-level state -----------------------------------------------------

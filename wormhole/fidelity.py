@@ -135,7 +135,13 @@ def accounting(sf, sa):
             "skip_rejects": {k: v for k, v in (sa.get("skip_rejects") or {}).items() if v},
             "skip_backs_by": {k: v for k, v in (sa.get("skip_backs_by") or {}).items() if v},
             "reject_mean_flows": sa.get("reject_mean_flows"), "skip_mean_flows": sa.get("skip_mean_flows"),
-            "reject_steady_share": sa.get("reject_steady_share"), "reject_one_short": sa.get("reject_one_short")}
+            "reject_steady_share": sa.get("reject_steady_share"), "reject_one_short": sa.get("reject_one_short"),
+            "memo": {k[5:]: sa[k] for k in MEMO_COUNTS if k in sa}}
+
+
+# the memo's lookups by outcome (Memo.accounting): what a report says about why nothing was replayed
+MEMO_COUNTS = ("memo_hits", "memo_refused", "memo_miss_new_key", "memo_miss_unconverged_key", "memo_stored",
+               "memo_pending_lost")
 
 
 def _describer(net):
@@ -204,7 +210,7 @@ def format_report(summary):
     accounting (processed + skipped against the full run, the sources of the
     skipped events, the reject and skip-back counts) and the worst messages."""
     lines = []
-    nested = ("worst", "skipped_by", "skipped_share_pct", "skip_rejects", "skip_backs_by", "rank_paired")
+    nested = ("worst", "skipped_by", "skipped_share_pct", "skip_rejects", "skip_backs_by", "rank_paired", "memo")
     for k in sorted(summary):
         if k in nested:
             continue
@@ -220,6 +226,8 @@ def format_report(summary):
             summary.get("skip_rejects", {}).items(), key=lambda kv: -kv[1])) or "nothing"))
         lines.append("skip-backs by            " + (", ".join("%s %d" % kv for kv in summary.get(
             "skip_backs_by", {}).items()) or "none"))
+        if summary.get("memo"):
+            lines.append("memo lookups             " + ", ".join("%s %d" % kv for kv in summary["memo"].items()))
     rp = summary.get("rank_paired")
     if rp:
         lines.append("FCT error rank-paired    mean %.4f%%, p99 %.4f%%, max %.4f%% (distributions per size)" % (

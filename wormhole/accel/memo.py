@@ -29,8 +29,9 @@ import pynauty
 
 from ..errors import WormholeError
 
-MEMO_VERSION = 5       # 3: the graph of the sending flows only, entries hold steady goodputs; 4: RTT colour;
-#                       5: every dynamics parameter, the fabric-wide window / RTT and the path's links in the key
+MEMO_VERSION = 6       # 3: the graph of the sending flows only, entries hold steady goodputs; 4: RTT colour;
+#                       5: every dynamics parameter, the fabric-wide window / RTT and the path's links in the key;
+#                       6: each flow's exact congestion-control state vector in its colour (start_state)
 MAX_FLOWS = 64          # larger partitions are not memoized (canonical labelling cost)
 
 
@@ -63,11 +64,20 @@ def parameters_key(net):
     return json.dumps([MEMO_VERSION, c.key_values(), fabric_wide], separators=(",", ":"))
 
 
+def start_state(net, f):
+    """The part of flow f's colour that says where its convergence starts: its congestion-control state
+    vector, exactly (rate, and the algorithm's three values that an entry stores and a replay sets).  A
+    replay stands for the convergence only from the state it was recorded from: a stored rate in the
+    same 1/32 of the bottleneck is not that state (DCQCN's resumed ring connections climb by 0.2 Gb/s a
+    round from 77.5 Gb/s; replaying one round's entry set every later round back to its end rate)."""
+    return tuple(net.accelerator.cc_vector(f))
+
+
 def conflict_graph(net, flows):
     """(colours, weighted edges) of the flow conflict graph of ``flows``.  A
-    flow's colour is its rate in 1/32 of its bottleneck, the rate and delay of
-    every link of its data and ACK paths, and (without global_t) its own window
-    and base RTT."""
+    flow's colour is its rate in 1/32 of its bottleneck, its exact congestion-control
+    state (start_state), the rate and delay of every link of its data and ACK paths,
+    and (without global_t) its own window and base RTT."""
     fab = net.fabric
     ports = [set(net.flow_path(f)) | set(net.flow_path(f, reverse=True)) for f in flows]
     colours = []
@@ -82,7 +92,7 @@ def conflict_graph(net, flows):
         if not net.config.global_t:
             r = net.flow(f)
             own = window_rtt(net, r.src, r.dst)
-        colours.append((q, links, rlinks, own))
+        colours.append((q, links, rlinks, own, start_state(net, f)))
     edges = {}
     for i in range(len(flows)):
         for j in range(i + 1, len(flows)):
@@ -169,6 +179,28 @@ class Memo:
         self.hits = 0
         self.misses = 0
         self.stored = 0
+        # why lookups found nothing to replay (Memo.accounting): a key never looked up before, a key
+        # looked up before whose partitions all changed before converging (so nothing was stored),
+        # an entry the kernel refused; and pending misses dropped because their partition changed first
+        self.seen = set()
+        self.miss_new_key = 0
+        self.miss_unconverged_key = 0
+        self.refused = 0
+        self.pending_lost = 0
+
+    def accounting(self):
+        """The memo's counters for Network.stats: hits, misses split by why nothing was replayed, entries
+        stored, and pending misses whose partition changed (a flow joined, left or went idle) before it
+        converged, so nothing was stored for them."""
+        return {"memo_hits": self.hits, "memo_misses": self.misses, "memo_stored": self.stored,
+                "memo_miss_new_key": self.miss_new_key, "memo_miss_unconverged_key": self.miss_unconverged_key,
+                "memo_refused": self.refused, "memo_pending_lost": self.pending_lost,
+                "memo_pending": len(self.pending)}
+
+    def _drop_pending(self, part):
+        """Partition ``part`` changed: a miss pending on it will never be stored."""
+        if self.pending.pop(part, None) is not None:
+            self.pending_lost += 1
 
     def handle(self, notes):
         k = self.net.accelerator
@@ -180,6 +212,9 @@ class Memo:
                 self._formed(part, version, flows)
             else:
                 self._steady(part, version, flows)
+        for part, p in list(self.pending.items()):
+            if k.partition_members(part)[0] != p[0]:
+                self._drop_pending(part)    # it changed before converging: nothing will be stored for it
 
     def key(self, flows):
         """(key, sending flows in canonical order, idle flows) of a partition's
@@ -198,10 +233,13 @@ class Memo:
         has nothing in flight and no part in the convergence (it keeps its state;
         if it gets data during the replay, that ends the replay)."""
         k = self.net.accelerator
+        self._drop_pending(part)            # the partition changed since that miss: it cannot be stored
         key, canon, idle = self.key(flows)
         if key is None:
             return
         value = self.db.get(key)
+        seen = key in self.seen
+        self.seen.add(key)
         if value is not None:
             ok = k.memo_apply(part, int(value["dt"]), canon + idle,
                               [int(b) for b in value["bytes"]] + [0] * len(idle),
@@ -210,6 +248,11 @@ class Memo:
             if ok:
                 self.hits += 1
                 return
+            self.refused += 1
+        elif seen:
+            self.miss_unconverged_key += 1
+        else:
+            self.miss_new_key += 1
         if self.net.config.memo_mirrors and self._mirror(part, key, canon, idle):
             return
         self.misses += 1
@@ -243,7 +286,10 @@ class Memo:
 
     def _steady(self, part, version, flows):
         p = self.pending.pop(part, None)
-        if p is None or p[0] != version:
+        if p is None:
+            return
+        if p[0] != version:
+            self.pending_lost += 1
             return
         _, key, canon, t0, una0 = p
         k = self.net.accelerator
