@@ -19,18 +19,35 @@ def test_rate_window_slides_max_min_and_sum():
         (110, 100, 315, False),
         (120, 100, 435, True),      # [100 110 105 120]: 20 < 0.3 * 108.75 = 32.6
         (120, 90, 425, True),       # [110 105 120 90]: 30 < 0.3 * 106.25 = 31.9
-        (120, 90, 410, True),       # [105 120 90 95]: 30 < 0.3 * 102.5 = 30.75
+        (120, 90, 410, False),      # [105 120 90 95]: 30 < 0.3 * 102.5 = 30.75, but its halves' means
+                                    # 112.5 and 92.5 differ by 20 > 0.3 / 4 * 102.5 = 7.7: drifting
         (120, 60, 365, False),      # [120 90 95 60]: 60 > 0.3 * 91.25
         (95, 60, 307, False),       # [90 95 60 62]: the 120 left the window
     ]
     assert last_dec == 6            # samples 2 (105), 4 (90) and 6 (60) fell; 7 (62) rose
 
 
-def test_rate_window_spread_at_theta_is_not_steady():
-    # [100 100 100 120]: spread 20, mean 105; steady needs 20 < theta * 105
-    rows, _ = T._py_rate_window([100, 100, 100, 120], 4, 20 / 105)
+def test_rate_window_whose_halves_drift_apart_is_not_steady():
+    # window 8, theta 0.05: [100 100 100 100 102 102 102 102] spreads 2 < 0.05 * 101 = 5.05, but
+    # its halves' means differ by 2 > 0.05 / 4 * 101 = 1.26: a convergence still under way
+    rows, _ = T._py_rate_window([100] * 4 + [102] * 4, 8, 0.05)
     assert rows[-1][3] is False
-    rows, _ = T._py_rate_window([100, 100, 100, 120], 4, 20 / 105 + 1e-9)
+    # [100 102 100 102 100 102 100 102]: the same spread, both halves' means 101: steady
+    rows, _ = T._py_rate_window([100, 102] * 4, 8, 0.05)
+    assert rows[-1][3] is True
+    # halves 1000 and 1012: 12 < 0.05 / 4 * 1006 = 12.575, within a quarter of theta
+    rows, _ = T._py_rate_window([1000] * 4 + [1012] * 4, 8, 0.05)
+    assert rows[-1][3] is True
+    rows, _ = T._py_rate_window([1000] * 4 + [1013] * 4, 8, 0.05)     # 13 > 12.58
+    assert rows[-1][3] is False
+
+
+def test_rate_window_spread_at_theta_is_not_steady():
+    # [110 100 100 120]: spread 20, mean 107.5; steady needs 20 < theta * 107.5 (its halves'
+    # means, 105 and 110, differ by 5 = theta / 4 * 107.5 there: no drift)
+    rows, _ = T._py_rate_window([110, 100, 100, 120], 4, 20 / 107.5)
+    assert rows[-1][3] is False
+    rows, _ = T._py_rate_window([110, 100, 100, 120], 4, 20 / 107.5 + 1e-9)
     assert rows[-1][3] is True
     rows, last_dec = T._py_rate_window([7, 7, 7, 7, 7], 4, 0.0)
     assert [r[3] for r in rows] == [False] * 5 and last_dec == -1   # theta 0: never steady
@@ -140,3 +157,53 @@ def test_mirror_advances_as_its_leader():
     # the leader's flow moved from snd_una 1000 to 8800: 7800 B, 7 whole packets
     assert T._py_skip_bytes(0.0, 10_000, 10**9, 0, lead_una0=1000, lead_una=8800) == 7000
     assert T._py_skip_bytes(0.0, 10_000, 5_500, 0, lead_una0=1000, lead_una=8800) == 5000
+
+
+# ---------------------------------------------------------------- a skip begins between moments
+
+REJECT_SAME_MOMENT = 13
+
+
+def test_no_skip_while_a_sample_of_the_partition_is_due_at_this_moment():
+    # flows 0 and 1 (sending from ports 0 and 1) form partition 0 and are steady at t = 100;
+    # flow 2 is in partition 1
+    due, rejects, _ = T._py_skip_try_moment(2, [(100, "ack", 1, 1)], 100, other=[2])
+    assert due and rejects == {REJECT_SAME_MOMENT: 1}       # flow 1's ACK at this very ps comes first
+    due, rejects, _ = T._py_skip_try_moment(2, [(100, "tx", 0, 0), (100, "ack", 0, 0)], 100, other=[2])
+    assert due and rejects == {REJECT_SAME_MOMENT: 1}
+    assert T._py_skip_try_moment(2, [(101, "ack", 1, 1)], 100, other=[2])[0] is False     # a later moment
+    assert T._py_skip_try_moment(2, [(100, "ack", 1, 2)], 100, other=[2])[0] is False     # not at its sender yet
+    assert T._py_skip_try_moment(2, [(100, "data", 1, 1)], 100, other=[2])[0] is False    # a data packet
+    assert T._py_skip_try_moment(2, [(100, "tx", 0, 0)], 100, other=[2])[0] is False      # no sample in it
+    assert T._py_skip_try_moment(2, [(100, "ack", 2, 2)], 100, other=[2])[0] is False     # another partition's
+    assert T._py_skip_try_moment(2, [], 100)[0] is False
+
+
+def test_same_moment_refusal_is_named_in_the_stats():
+    from wormhole._core.accel import REJECT_NAMES
+    assert REJECT_NAMES[REJECT_SAME_MOMENT] == "same_moment"
+
+
+# ---------------------------------------------------------------- what the steady test samples
+
+CC_DCQCN, CC_HPCC, CC_TIMELY = 1, 2, 3
+
+
+def test_hpcc_windows_sample_the_committed_rate():
+    # HPCC with fast react paces at the rate of its last ACK (80 Gb/s here) and commits Rc
+    # (78 Gb/s) once per RTT: the steady test samples Rc, everything else sees the pacing rate
+    assert T._py_cc_rates(CC_HPCC, 80_000_000_000, 78_000_000_000) == (80_000_000_000, 78_000_000_000)
+    # the others: their send rate (DCQCN paces at its current rate; TIMELY's rate is its committed one)
+    assert T._py_cc_rates(CC_DCQCN, 55_000_000_000, 78_000_000_000) == (55_000_000_000, 55_000_000_000)
+    assert T._py_cc_rates(CC_TIMELY, 55_000_000_000, 78_000_000_000) == (55_000_000_000, 55_000_000_000)
+
+
+def test_no_memo_replay_starts_while_the_moment_of_its_partition_is_open():
+    # a replay applies stored bytes and state to every flow at once: a transmission end still
+    # due at this ps on one twin's NIC would leave that twin a packet behind the others
+    assert T._py_skip_try_moment(2, [(100, "tx", 0, 0)], 100, other=[2])[2] is True
+    assert T._py_skip_try_moment(2, [(100, "data", 1, 5)], 100, other=[2])[2] is True     # flow 1's packet at a switch
+    assert T._py_skip_try_moment(2, [(100, "ack", 1, 1)], 100, other=[2])[2] is True
+    assert T._py_skip_try_moment(2, [(101, "tx", 0, 0)], 100, other=[2])[2] is False      # a later moment
+    assert T._py_skip_try_moment(2, [(100, "tx", 2, 2)], 100, other=[2])[2] is False      # another partition's port
+    assert T._py_skip_try_moment(2, [], 100)[2] is False

@@ -79,4 +79,7 @@ cdef double _goodput(Sim* s, int32_t fi) noexcept nogil         # goodput measur
 cdef double _steady_goodput(Sim* s, int32_t fi) noexcept nogil
 cdef double _horizon(Sim* s, int32_t P) noexcept nogil          # time to the first flow running short
 cdef void _reject_flow(Sim* s, int k, int32_t P) noexcept nogil  # a refusal by one flow's test, and how close P was
+cdef bint _same_moment_pending(Sim* s, int32_t P) noexcept nogil  # an event of P still due at s.now (no skip now)
+cdef void skip_try(Sim* s, int32_t P) noexcept nogil             # fast-forward P if every flow of it is steady
+cdef bint _moment_open(Sim* s, int32_t P) noexcept nogil         # any event of P still due at s.now (no memo replay now)
 cdef int64_t skip_bytes(Sim* s, Skip* sk, int32_t i, int64_t dt) noexcept nogil  # bytes advanced in a skip

@@ -47,7 +47,7 @@ from wormhole._core.int_hops cimport int_hops_shift
 # the accelerator's counters (Accel.rejects, skipped_by, backs_by in defs.pxd), by index
 REJECT_NAMES = ("pfc", "rate_spread", "goodput_halves", "no_room", "horizon_short", "split_check", "ramping",
                 "window_filling", "no_window", "fresh_samples", "goodput_span", "horizon_flow_start",
-                "horizon_no_goodput")
+                "horizon_no_goodput", "same_moment")
 SKIPPED_BY = ("steady", "memo_replay", "memo_follow", "mirror")
 PARTED_BY = ("leader_resumes", "flow_joins_leader", "leader_conn_resumes", "message_differs", "idle_differs",
              "post_missing", "quiet_queued", "skip_back", "join_missing", "join_refused", "join_several")
@@ -76,7 +76,7 @@ cdef void _on_flow_done(Sim* s, int32_t fi) noexcept nogil:
 cdef void _on_ack(Sim* s, int32_t fi) noexcept nogil:
     cdef Flow* f = &s.flows[fi]
     if s.acc.active[fi] and s.acc.win[fi].val != NULL:
-        win_push(s, fi, s.acc.k.cc[f.cc].send_rate(s, fi))
+        win_push(s, fi, s.acc.k.cc[f.cc].steady_rate(s, fi))
         if f.persistent and f.snd_una >= f.size:
             conn_idle(s, fi)
             part_deactivate(s, fi)      # an idle connection couples no partitions

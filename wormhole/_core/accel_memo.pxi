@@ -51,6 +51,7 @@ cdef void memo_set_state(Sim* s, int32_t fi, double* v) noexcept nogil:
             w.idl[k] = w.idle_total
         w.n = L
         w.sum = rate * L
+        w.hsum = rate * (L // 2)
         w.qmax[0] = L - 1
         w.qmin[0] = L - 1
         w.maxh = 0
@@ -70,10 +71,13 @@ cdef int memo_start(Sim* s, int32_t P, int64_t dt, int32_t* flows, int64_t* nbyt
     """Apply a memoized convergence to partition P: a skip of ``dt`` in which
     flow flows[i] advances nbytes[i], ending in the stored state (cc) and then
     fast-forwarding at the stored steady goodputs (gp).  Returns 0, or -1 if the
-    partition or the room left does not allow it."""
+    partition or the room left does not allow it, or if an event of the partition
+    is still due at this moment (_moment_open): twins part way through it, e.g. one
+    NIC's transmission end of this picosecond taken and the others' not, would take
+    the same stored bytes and state from different starts."""
     cdef int32_t i, j, slot
     cdef Skip* sk
-    if dt <= 0 or not _members(s, P, flows, n):
+    if dt <= 0 or not _members(s, P, flows, n) or _moment_open(s, P):
         return -1
     for i in range(n):
         if nbytes[i] > 0 and nbytes[i] > _room(s, &s.flows[flows[i]]):

@@ -26,6 +26,7 @@ cdef int win_alloc(Sim* s, int32_t fi) noexcept nogil:
         w.idl = buf + 5 * L
     w.n = 0
     w.sum = 0
+    w.hsum = 0
     w.act_t = s.now
     w.act_una = s.flows[fi].snd_una
     w.act_n = 0
@@ -85,11 +86,14 @@ cdef void win_push(Sim* s, int32_t fi, int64_t rate) noexcept nogil:
             w.minh += 1
     if k > 0 and rate < w.val[(k - 1) % L]:
         w.last_dec = k
+    if k >= L // 2:
+        w.hsum -= w.val[(k - L // 2) % L]       # that sample passes to the older half
     w.val[pos] = rate
     w.t[pos] = s.now
     w.una[pos] = s.flows[fi].snd_una
     w.idl[pos] = w.idle_total
     w.sum += rate
+    w.hsum += rate
     while w.maxt > w.maxh and w.val[w.qmax[(w.maxt - 1) % L] % L] <= rate:
         w.maxt -= 1
     w.qmax[w.maxt % L] = k
@@ -103,7 +107,7 @@ cdef void win_push(Sim* s, int32_t fi, int64_t rate) noexcept nogil:
         return
     mx = w.val[w.qmax[w.maxh % L] % L]
     mn = w.val[w.qmin[w.minh % L] % L]
-    steady = <double>(mx - mn) < a.theta * (<double>w.sum / <double>L)
+    steady = <double>(mx - mn) < a.theta * (<double>w.sum / <double>L) and not _drifting(w, L, a.theta)
     if not steady and a.quarters:
         if w.n % a.check_every == 0:
             w.gp_steady = _quarters_steady(s, fi)
@@ -116,6 +120,21 @@ cdef void win_push(Sim* s, int32_t fi, int64_t rate) noexcept nogil:
     w.steady = steady
     if steady and (flip or w.n % a.check_every == 0):
         skip_try(s, a.part_of[fi])
+
+
+cdef inline bint _drifting(FlowWin* w, int64_t L, double theta) noexcept nogil:
+    """The rates of the window's two halves differ in mean by more than a quarter of
+    theta of the window's mean: a trend (carried over one more window, more than half
+    of theta) within a spread below theta, i.e. a convergence still under way, not a
+    steady state (HPCC's Rc moving towards a fair share among ECMP-collided flows
+    spreads less than theta over a window while the share still moves)."""
+    cdef int64_t h = L // 2
+    cdef double new_mean, old_mean
+    if h < 1 or L - h < 1:
+        return False
+    new_mean = <double>w.hsum / <double>h
+    old_mean = <double>(w.sum - w.hsum) / <double>(L - h)
+    return fabs(new_mean - old_mean) > 0.25 * theta * (<double>w.sum / <double>L)
 
 
 cdef bint _quarters_steady(Sim* s, int32_t fi) noexcept nogil:

@@ -359,6 +359,7 @@ ctypedef struct FlowWin:
     # monotonic deques, so that max, min and mean cost O(1) per sample.
     int64_t n           # samples taken so far
     int64_t sum         # sum of the rates in the window
+    int64_t hsum        # sum of the newer half of them (the last l // 2 samples)
     int64_t* val        # ring of the last l rates (bps)
     int64_t* t          # ring of their sample times (ps)
     int64_t* una        # ring of snd_una at each sample
@@ -724,6 +725,10 @@ ctypedef struct CcOps:
     # the flow's sending rate as the accelerator sees it (steady test, memo colour, state vector
     # v[0]), bps: its pacing rate (Flow.rate), or a window algorithm's window per RTT
     int64_t (*send_rate)(Sim* s, int32_t fi) noexcept nogil
+    # the rate the accelerator's steady test samples at each ACK, bps: send_rate, or, where the
+    # algorithm commits a reference rate once per control period and moves its sending rate
+    # around it at every ACK (HPCC's Rc under fast react), that committed rate
+    int64_t (*steady_rate)(Sim* s, int32_t fi) noexcept nogil
 
 
 ctypedef struct AccelHooks:

@@ -845,6 +845,10 @@ cdef void _pkt_free(Sim* s, int32_t pk) noexcept nogil:
     pkt_free(s, pk)
 
 
+cdef const CcOps* cc_row(int kind) noexcept nogil:
+    return &CC_TABLE[kind]
+
+
 cdef KernelOps KOPS
 KOPS.cc = CC_TABLE
 KOPS.port_settle = _port_settle

@@ -15,7 +15,7 @@ from libc.string cimport memset
 from libc.stdint cimport int64_t, uint64_t, uint32_t, int32_t
 
 from wormhole._core.defs cimport *
-from wormhole._core.kernel cimport _fill_cc_params
+from wormhole._core.kernel cimport _fill_cc_params, cc_row
 from wormhole._core.mmu cimport (mmu_threshold, mmu_admit, mmu_add, mmu_remove, mmu_should_pause,
                                  mmu_should_resume, mmu_should_mark)
 from wormhole._core.cc cimport (dcqcn_init, dcqcn_cnp, dcqcn_alpha_update, dcqcn_decrease, dcqcn_increase,
@@ -24,7 +24,7 @@ from wormhole._core.cc_swift cimport swift_target, swift_bound, swift_init, swif
 from wormhole._core.cc_tcp cimport tcp_init, tcp_on_ack, tcp_on_loss, tcp_on_rto, tcp_on_timer, tcp_pto, tcp_rto, cubic_window
 from wormhole._core.int_hops cimport int_hops_shift
 from wormhole._core.accel cimport (accel_setup, win_alloc, win_push, _goodput, _steady_goodput, _horizon, skip_bytes,
-                                   _rate_between, _reject_flow)
+                                   _rate_between, _reject_flow, _same_moment_pending, _moment_open, skip_try)
 
 
 def _py_tx_time_ps(int64_t nbytes, int64_t bps, int64_t quantum_ps=1000):
@@ -487,6 +487,91 @@ def _py_reject_flow(list flows, int l, double theta, int reason=1):
         _reject_flow(s, reason, 0)
         return (a.rej_tested, a.rej_steady, a.rej_one_short, {k: a.rejects[k] for k in range(16) if a.rejects[k]})
     finally:
+        _toy_free(s)
+
+
+def _py_cc_rates(int kind, int64_t rate, int64_t cur_rate):
+    """One flow of algorithm ``kind`` (CcKind) pacing at ``rate`` bps whose state's
+    committed rate (HPCC's Rc, TIMELY's) is ``cur_rate``: (its send_rate, the rate the
+    steady test samples), from the kernel's CC table."""
+    cdef Sim s
+    cdef Flow f
+    cdef HpccState hs
+    cdef TimelyState ts
+    cdef DcqcnState ds
+    memset(&s, 0, sizeof(Sim))
+    memset(&f, 0, sizeof(Flow))
+    memset(&hs, 0, sizeof(HpccState))
+    memset(&ts, 0, sizeof(TimelyState))
+    memset(&ds, 0, sizeof(DcqcnState))
+    f.rate = rate
+    f.max_rate = 100_000_000_000
+    f.cc = kind
+    hs.cur_rate = cur_rate
+    ts.cur_rate = cur_rate
+    s.flows = &f
+    s.n_flows = 1
+    s.cc_st[<int>CC_HPCC] = &hs
+    s.cc_st[<int>CC_TIMELY] = &ts
+    s.cc_st[<int>CC_DCQCN] = &ds
+    return cc_row(kind).send_rate(&s, 0), cc_row(kind).steady_rate(&s, 0)
+
+
+def _py_skip_try_moment(int32_t n, list events, int64_t now, list other=[]):
+    """Partition 0 of flows 0..n-1, each steady (8 samples of 1 byte per ps at 100 bps,
+    the last at ``now``; posted data far ahead; flow i sends from port i), and flows in
+    ``other`` active in partition 1; the heap holds ``events``, each (t, what, flow,
+    port): what 'ack' (an ACK of the flow arriving at the port), 'data' (a data packet
+    of the flow arriving there) or 'tx' (a transmission end on the port).  Returns (a
+    sample of partition 0 still due at ``now``, skip_try's {reject reason index:
+    count}, any event of partition 0 still due at ``now``: no memo replay starts);
+    skip_try is only run when it must refuse (the toy has no kernel to
+    fast-forward through)."""
+    cdef int32_t nf = n + len(other), i
+    cdef Sim* s = _toy_sim(nf, _AccelCfg(8, 0.05, check_every=1 << 30))
+    cdef Accel* a = &s.acc
+    cdef bint pending, open_
+    try:
+        for i in range(n):
+            s.flows[i].size = 1 << 40
+            s.now = now - 8             # each window opens before its first sample
+            _toy_samples(s, i, [(now - 8 + k, 1000 + k, 100) for k in range(1, 9)])
+        _toy_partition(s, n)
+        a.part_skip = <int32_t*>calloc(1, sizeof(int32_t))
+        a.part_dirty = <uint8_t*>calloc(1, sizeof(uint8_t))
+        a.part_ver = <int32_t*>calloc(1, sizeof(int32_t))
+        a.part_watch = <uint8_t*>calloc(1, sizeof(uint8_t))
+        s.heap = <Event*>calloc(len(events) + 1, sizeof(Event))
+        s.pkts = <Packet*>calloc(len(events) + 1, sizeof(Packet))
+        if (a.part_skip == NULL or a.part_dirty == NULL or a.part_ver == NULL or a.part_watch == NULL
+                or s.heap == NULL or s.pkts == NULL):
+            raise MemoryError()
+        a.part_skip[0] = -1         # partition 0 is not fast-forwarding
+        for i in other:
+            a.active[i] = 1
+            a.part_of[i] = 1
+            a.port_part[i] = 1
+        for i in range(len(events)):
+            t, what, fl, port = events[i]
+            s.heap[i].t = t
+            s.heap[i].kind = EV_TX_DONE if what == "tx" else EV_ARRIVE
+            s.heap[i].a = port
+            s.heap[i].b = i
+            s.pkts[i].flow = fl
+            s.pkts[i].kind = PK_ACK if what == "ack" else PK_DATA
+        s.heap_n = len(events)
+        s.now = now
+        pending = _same_moment_pending(s, 0)
+        open_ = _moment_open(s, 0)
+        if pending:
+            skip_try(s, 0)
+        return pending, {k: a.rejects[k] for k in range(16) if a.rejects[k]}, open_
+    finally:
+        free(s.heap)
+        free(s.pkts)
+        s.heap = NULL
+        s.pkts = NULL
+        s.heap_n = 0
         _toy_free(s)
 
 
