@@ -114,6 +114,8 @@ def main():
     ap.add_argument("--steady-window", type=int, nargs="+", metavar="L", help="steady-test windows to sweep")
     ap.add_argument("--steady-theta", type=float, nargs="+", metavar="THETA", help="steady-test thetas to sweep")
     ap.add_argument("--steady-goodput", action="store_true", help="accelerated runs also use the goodput test")
+    ap.add_argument("--steady-committed", action="store_true",
+                    help="accelerated runs sample the CC's committed rate (HPCC's Rc) in the steady window")
     ap.add_argument("--json", action="store_true", help="one JSON object per row")
     args = ap.parse_args()
     knobs = [[]]
@@ -123,6 +125,8 @@ def main():
         knobs = [k + ["--steady-theta", str(v)] for k in knobs for v in args.steady_theta]
     if args.steady_goodput:
         knobs = [k + ["--steady-goodput"] for k in knobs]
+    if args.steady_committed:
+        knobs = [k + ["--steady-committed"] for k in knobs]
     rows = []
     if not args.json:
         print(HEADER, flush=True)

@@ -158,6 +158,7 @@ class AccelParams:
     gp_span: int = _c("int64")          # the quarter-goodput steady test once a window spans this long, ps
                                         # (-1: that test off)
     memo: int = _c("uint8")             # the memo database looks partitions up
+    committed: int = _c("uint8")        # the steady window samples the CC's committed rate (steady_committed)
 
     def __post_init__(self):
         _check_scalars(self)

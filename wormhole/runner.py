@@ -101,6 +101,9 @@ def workload_parser():
                     help="accelerated mode: steady when (max - min) / mean of the window < THETA")
     ap.add_argument("--steady-goodput", action="store_true",
                     help="accelerated mode: also the quarter-goodput steady test (see `python -m wormhole params`)")
+    ap.add_argument("--steady-committed", action="store_true",
+                    help="accelerated mode: the steady window samples the congestion control's committed rate "
+                         "(HPCC's Rc; config steady_committed; see `python -m wormhole params`)")
     ap.add_argument("--mirrors", action="store_true",
                     help="accelerated mode: twins that form at the same moment follow one simulated twin "
                          "(config memo_mirrors; see `python -m wormhole params`)")
@@ -169,6 +172,8 @@ def run_workload(args, keep=None):
                 knobs[name] = getattr(args, name)
         if getattr(args, "steady_goodput", False):
             knobs["steady_goodput"] = True
+        if getattr(args, "steady_committed", False):
+            knobs["steady_committed"] = True
         if getattr(args, "mirrors", False):
             knobs["memo_mirrors"] = True
     cfg = wh.Config.preset(args.cc, max(1, round(topo.nic_rate() / 1e9)), accelerate=args.mode == "accelerated",

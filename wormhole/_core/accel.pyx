@@ -76,7 +76,10 @@ cdef void _on_flow_done(Sim* s, int32_t fi) noexcept nogil:
 cdef void _on_ack(Sim* s, int32_t fi) noexcept nogil:
     cdef Flow* f = &s.flows[fi]
     if s.acc.active[fi] and s.acc.win[fi].val != NULL:
-        win_push(s, fi, s.acc.k.cc[f.cc].steady_rate(s, fi))
+        if s.acc.committed:
+            win_push(s, fi, s.acc.k.cc[f.cc].steady_rate(s, fi))
+        else:
+            win_push(s, fi, s.acc.k.cc[f.cc].send_rate(s, fi))
         if f.persistent and f.snd_una >= f.size:
             conn_idle(s, fi)
             part_deactivate(s, fi)      # an idle connection couples no partitions
@@ -262,6 +265,7 @@ cdef int accel_setup(Sim* s, object cfg, const KernelOps* k) except -1:
     a.margin = cfg.margin
     a.check_every = cfg.check_every
     a.quarters = cfg.gp_span >= 0
+    a.committed = cfg.committed
     a.gp_span = cfg.gp_span
     a.back_why = 3
     a.join_why = 1

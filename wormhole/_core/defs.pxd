@@ -501,6 +501,8 @@ ctypedef struct Accel:
     int32_t back_why         # cause of the skip-back under way (index of backs_by)
     int32_t gp_why           # why the last steady-goodput measurement gave none (index of rejects)
     uint8_t quarters         # also call a flow steady when its window's quarter goodputs agree (steady_goodput)
+    uint8_t committed        # the window samples CcOps.steady_rate (the rate the control loop commits, HPCC's
+                             # Rc) instead of send_rate (steady_committed)
     int64_t gp_span          # ... provided its window spans at least this long (8 periods of the CC's
                              # slowest control loop, from the CC registry), ps
 

@@ -295,8 +295,9 @@ def _py_mmu(str op, dict port, dict switch, int64_t reserve=4096, int64_t resume
 
 class _AccelCfg:
     """The accelerator's parameters as accel_setup reads them (KernelParams.accel)."""
-    def __init__(self, l, theta, check_every=1, gp_span=-1, min_skip=0, margin=0, memo=False):
+    def __init__(self, l, theta, check_every=1, gp_span=-1, min_skip=0, margin=0, memo=False, committed=False):
         self.l = l
+        self.committed = committed
         self.theta = theta
         self.check_every = check_every
         self.gp_span = gp_span
