@@ -106,7 +106,9 @@ def workload_parser():
                          "(HPCC's Rc; config steady_committed; see `python -m wormhole params`)")
     ap.add_argument("--mirrors", action="store_true",
                     help="accelerated mode: twins that form at the same moment follow one simulated twin "
-                         "(config memo_mirrors; see `python -m wormhole params`)")
+                         "(the default; config memo_mirrors; see `python -m wormhole params`)")
+    ap.add_argument("--no-mirrors", action="store_true",
+                    help="accelerated mode: simulate every twin on its own (memo_mirrors off)")
     ap.add_argument("--memo-db", metavar="FILE", help="SQLite memo database reused across runs (accelerated mode; "
                     "created if missing, in an existing folder; an existing database is read and extended)")
     ap.add_argument("--backend", default="packet", choices=("packet", "flow"),
@@ -174,8 +176,12 @@ def run_workload(args, keep=None):
             knobs["steady_goodput"] = True
         if getattr(args, "steady_committed", False):
             knobs["steady_committed"] = True
+        if getattr(args, "mirrors", False) and getattr(args, "no_mirrors", False):
+            raise wh.WormholeError("--mirrors and --no-mirrors contradict each other")
         if getattr(args, "mirrors", False):
             knobs["memo_mirrors"] = True
+        if getattr(args, "no_mirrors", False):
+            knobs["memo_mirrors"] = False
     cfg = wh.Config.preset(args.cc, max(1, round(topo.nic_rate() / 1e9)), accelerate=args.mode == "accelerated",
                            memo_db=args.memo_db, **knobs)
     if timeline and args.backend != "flow":
