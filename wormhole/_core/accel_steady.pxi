@@ -219,39 +219,44 @@ cdef bint _same_moment_pending(Sim* s, int32_t P) noexcept nogil:
     four spine flows settling 5% below the full run's rate after one such skip).
     Other events of the moment (a transmission end, a packet at a switch) change no
     flow's measurement."""
-    cdef int64_t k, cslot = -1
-    cdef int32_t c = -1, fl
-    cdef Event* e
-    cdef Packet* pk
-    for k in range(s.heap_n + s.cal_n):
-        if k < s.heap_n:
-            e = &s.heap[k]
-        else:
-            c = cal_next_entry(s, &cslot, c)
-            e = &s.cal_ev[c]
-        if e.t != s.now or e.kind != EV_ARRIVE:
-            continue
-        pk = &s.pkts[e.b]
-        fl = pk.flow
-        if ((pk.kind == PK_ACK or pk.kind == PK_NACK) and fl >= 0 and s.acc.active[fl]
-                and s.acc.part_of[fl] == P and e.a == s.paths[s.flows[fl].path_off]):
-            return True
-    return False
+    return _due_now(s, P, True)
 
 
 cdef bint _moment_open(Sim* s, int32_t P) noexcept nogil:
     """Any event of partition P (_owned: a transmission end, a packet, a timer) is
     still due at this very moment, in the heap or the calendar."""
+    return _due_now(s, P, False)
+
+
+cdef bint _due_now(Sim* s, int32_t P, bint acks_only) noexcept nogil:
+    """An event of P due at this very moment is still pending: with ``acks_only``, an
+    ACK or NACK of one of P's flows reaching its sender; else any event P owns. The
+    pending set is walked only when its earliest event is due now (the common case,
+    nothing else due this picosecond, costs the heap's top and the calendar's first)."""
     cdef int64_t k, cslot = -1
-    cdef int32_t c = -1
+    cdef int32_t c = -1, fl
     cdef Event* e
+    cdef Packet* pk
+    if (s.heap_n == 0 or s.heap[0].t != s.now) and (s.cal_n == 0 or s.cal_ev[_cal_first(s)].t != s.now):
+        return False
     for k in range(s.heap_n + s.cal_n):
         if k < s.heap_n:
             e = &s.heap[k]
         else:
             c = cal_next_entry(s, &cslot, c)
             e = &s.cal_ev[c]
-        if e.t == s.now and _owned(s, e, P):
+        if e.t != s.now:
+            continue
+        if not acks_only:
+            if _owned(s, e, P):
+                return True
+            continue
+        if e.kind != EV_ARRIVE:
+            continue
+        pk = &s.pkts[e.b]
+        fl = pk.flow
+        if ((pk.kind == PK_ACK or pk.kind == PK_NACK) and fl >= 0 and s.acc.active[fl]
+                and s.acc.part_of[fl] == P and e.a == s.paths[s.flows[fl].path_off]):
             return True
     return False
 
