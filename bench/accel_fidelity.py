@@ -151,6 +151,9 @@ def main():
                         if r.get("memo"):
                             print("%13s memo lookups: %s" % ("", ", ".join("%s %d" % kv for kv in r["memo"].items())),
                                   flush=True)
+                        if r.get("onoff"):
+                            print("%13s on/off members: %s" % ("", ", ".join("%s %d" % kv for kv in r["onoff"].items())),
+                                  flush=True)
 
 
 if __name__ == "__main__":

@@ -353,6 +353,11 @@ PARAMS = (
        "skips 96.6% instead of 90.1% at 32 GPUs and 76.3% instead of 52-55% at 64, but on moe at 128 GPUs "
        "(2 layers) it lets the first EP messages skip at a stale share (FCT p99 18.5% and max 44.7%, against "
        "5.3% and 5.8% without)", _bool, dynamics=True),
+    _p("steady_onoff", "bool", True, "a steady skip carries the partition's connections whose data shares no "
+       "port with another of its flows' data (a ring's connections, coupled to the others only by ACKs) "
+       "through their idle spells: such a connection that has moved all its posted data stops, and data "
+       "posted to it starts a new run at its measured goodput at the moment of the post, instead of the skip "
+       "ending before it runs short", _bool, dynamics=True),
     _p("steady_check_every", "samples", 8, "re-check a steady flow's partition every this many samples", _int,
        None, 1, 1 << 30, dynamics=True),
     _p("memo", "bool", True, "with accelerate: memoize partition convergences (canonical conflict graphs)",

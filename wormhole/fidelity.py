@@ -136,7 +136,13 @@ def accounting(sf, sa):
             "skip_backs_by": {k: v for k, v in (sa.get("skip_backs_by") or {}).items() if v},
             "reject_mean_flows": sa.get("reject_mean_flows"), "skip_mean_flows": sa.get("skip_mean_flows"),
             "reject_steady_share": sa.get("reject_steady_share"), "reject_one_short": sa.get("reject_one_short"),
-            "memo": {k[5:]: sa[k] for k in MEMO_COUNTS if k in sa}}
+            "memo": {k[5:]: sa[k] for k in MEMO_COUNTS if k in sa},
+            "onoff": {k[6:]: sa[k] for k in ONOFF_COUNTS if k in sa}}
+
+
+# steady skips' on/off members (accel_onoff.pxi): members, their resumes inside skips, partitions
+# tested for them, and why members were refused (no steady ring cycle measured)
+ONOFF_COUNTS = ("onoff_flows", "onoff_resumes", "onoff_tests", "onoff_no_cycle", "onoff_unsteady")
 
 
 # the memo's lookups by outcome (Memo.accounting): what a report says about why nothing was replayed
@@ -210,7 +216,8 @@ def format_report(summary):
     accounting (processed + skipped against the full run, the sources of the
     skipped events, the reject and skip-back counts) and the worst messages."""
     lines = []
-    nested = ("worst", "skipped_by", "skipped_share_pct", "skip_rejects", "skip_backs_by", "rank_paired", "memo")
+    nested = ("worst", "skipped_by", "skipped_share_pct", "skip_rejects", "skip_backs_by", "rank_paired", "memo",
+              "onoff")
     for k in sorted(summary):
         if k in nested:
             continue
@@ -228,6 +235,8 @@ def format_report(summary):
             "skip_backs_by", {}).items()) or "none"))
         if summary.get("memo"):
             lines.append("memo lookups             " + ", ".join("%s %d" % kv for kv in summary["memo"].items()))
+        if summary.get("onoff"):
+            lines.append("on/off members           " + ", ".join("%s %d" % kv for kv in summary["onoff"].items()))
     rp = summary.get("rank_paired")
     if rp:
         lines.append("FCT error rank-paired    mean %.4f%%, p99 %.4f%%, max %.4f%% (distributions per size)" % (

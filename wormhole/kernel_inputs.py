@@ -159,6 +159,7 @@ class AccelParams:
                                         # (-1: that test off)
     memo: int = _c("uint8")             # the memo database looks partitions up
     committed: int = _c("uint8")        # the steady window samples the CC's committed rate (steady_committed)
+    onoff: int = _c("uint8")            # steady skips carry ring connections that idle and resume (steady_onoff)
 
     def __post_init__(self):
         _check_scalars(self)

@@ -83,3 +83,11 @@ cdef bint _same_moment_pending(Sim* s, int32_t P) noexcept nogil  # an event of 
 cdef void skip_try(Sim* s, int32_t P) noexcept nogil             # fast-forward P if every flow of it is steady
 cdef bint _moment_open(Sim* s, int32_t P) noexcept nogil         # any event of P still due at s.now (no memo replay now)
 cdef int64_t skip_bytes(Sim* s, Skip* sk, int32_t i, int64_t dt) noexcept nogil  # bytes advanced in a skip
+cdef bint _onoff_member(Sim* s, int32_t P, int32_t fi) noexcept nogil  # no other data on its data path (accel_onoff.pxi)
+cdef int64_t onoff_acked(Sim* s, Skip* sk, int32_t i, int64_t t) noexcept nogil      # an on/off member's bytes
+cdef int64_t onoff_delivered(Sim* s, Skip* sk, int32_t i, int64_t t) noexcept nogil  # ... at its receiver
+cdef int64_t onoff_note_time(Sim* s, Skip* sk, int32_t i, int64_t need, bint rcv) noexcept nogil
+cdef void onoff_resume(Sim* s, Skip* sk, int32_t i) noexcept nogil   # data posted to it
+cdef int64_t onoff_bound(Sim* s, Skip* sk, int64_t t_end) noexcept nogil  # the skip's planned end
+cdef double _horizon_onoff(Sim* s, int32_t P) noexcept nogil      # _horizon with on/off members (s.acc.oo)
+cdef bint cycle_goodput(Sim* s, int32_t q, double theta, double* g) noexcept nogil  # over a steady ring cycle

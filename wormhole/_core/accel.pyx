@@ -58,6 +58,7 @@ include "accel_partition.pxi"
 include "accel_steady.pxi"
 include "accel_skip.pxi"
 include "accel_virtual.pxi"
+include "accel_onoff.pxi"
 include "accel_memo.pxi"
 include "accel_mirror.pxi"
 
@@ -174,7 +175,9 @@ cdef void _on_release(Sim* s) noexcept nogil:
     for i in range(a.n_skips):
         free(a.skips[i].memo_cc); free(a.skips[i].memo_gp)
         free(a.skips[i].lead_flows); free(a.skips[i].lead_una0); free(a.skips[i].lead_rcv0)
-    free(a.gp)
+        free(a.skips[i].onoff); free(a.skips[i].run_t); free(a.skips[i].run_b); free(a.skips[i].run_r)
+        free(a.skips[i].dry_lim)
+    free(a.gp); free(a.oo); free(a.cg)
     free(a.part_ver); free(a.part_watch); free(a.mnotes)
     free(a.free_parts); free(a.skips); free(a.scratch); free(a.part_dirty)
     free(a.pool)
@@ -266,6 +269,7 @@ cdef int accel_setup(Sim* s, object cfg, const KernelOps* k) except -1:
     a.check_every = cfg.check_every
     a.quarters = cfg.gp_span >= 0
     a.committed = cfg.committed
+    a.onoff = cfg.onoff
     a.gp_span = cfg.gp_span
     a.back_why = 3
     a.join_why = 1
@@ -353,6 +357,11 @@ cdef dict stats(Sim* s):
         "skips": a.skips_started,
         "skip_backs": a.skip_backs,
         "skip_extends": a.skip_extends,
+        "onoff_flows": a.onoff_flows,
+        "onoff_resumes": a.onoff_resumes,
+        "onoff_tests": a.onoff_tests,
+        "onoff_no_cycle": a.onoff_no_cycle,
+        "onoff_unsteady": a.onoff_unsteady,
         "time_skipped_ps": a.time_skipped,
         "bytes_skipped": a.bytes_skipped,
         "steady_periods": a.steady_periods,

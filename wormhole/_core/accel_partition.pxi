@@ -84,6 +84,7 @@ cdef void part_activate(Sim* s, int32_t fi) noexcept nogil:
     cdef int32_t* ports
     cdef int32_t n, i, j, p, best = -1, other, g, adk = -1
     cdef int32_t adm
+    cdef bint woke = a.waking
     if a.active[fi]:
         return
     mirror_join(s, fi)                       # a leader's connection resuming: its mirrors follow, or part
@@ -139,6 +140,8 @@ cdef void part_activate(Sim* s, int32_t fi) noexcept nogil:
             win_alloc(s, fi)
     a.waking = 0
     epoch_near(s, fi)
+    if woke:
+        anchor_near(s, fi)          # a connection resuming after an idle spell: a cycle anchor
 
 
 cdef void part_deactivate(Sim* s, int32_t fi) noexcept nogil:
@@ -237,6 +240,7 @@ cdef void conn_resume(Sim* s, int32_t fi) noexcept nogil:
     cdef FlowWin* w = &a.win[fi]
     cdef int32_t P = a.part_of[fi]
     if w.idle_since >= 0:
+        w.gap = s.now - w.idle_since
         w.idle_total += s.now - w.idle_since
         w.idle_since = -1
     if P >= 0:
@@ -244,6 +248,7 @@ cdef void conn_resume(Sim* s, int32_t fi) noexcept nogil:
         a.part_ver[P] += 1
         a.part_watch[P] = 0
         epoch_near(s, fi)
+        anchor_near(s, fi)
         if a.memo:
             memo_note(s, 0, P)
 
@@ -254,6 +259,7 @@ cdef inline void conn_wake(Sim* s, int32_t fi) noexcept nogil:
     part_activate joins it again."""
     cdef FlowWin* w = &s.acc.win[fi]
     if w.idle_since >= 0:
+        w.gap = s.now - w.idle_since
         w.idle_total += s.now - w.idle_since
         w.idle_since = -1
     s.acc.waking = 1

@@ -57,12 +57,23 @@ cdef int64_t INT64_MAX_ACC = 0x7fffffffffffffff
 
 cdef int _gp_reserve(Sim* s, int32_t n) noexcept nogil:
     cdef double* p
+    cdef uint8_t* o
     if s.acc.gp_cap < n:
         p = <double*>realloc(s.acc.gp, (n + 16) * sizeof(double))
         if p == NULL:
             s.fail = 1
             return -1
         s.acc.gp = p
+        o = <uint8_t*>realloc(s.acc.oo, (n + 16) * sizeof(uint8_t))
+        if o == NULL:
+            s.fail = 1
+            return -1
+        s.acc.oo = o
+        p = <double*>realloc(s.acc.cg, (n + 16) * sizeof(double))
+        if p == NULL:
+            s.fail = 1
+            return -1
+        s.acc.cg = p
         s.acc.gp_cap = n + 16
     return 0
 
@@ -142,6 +153,7 @@ cdef Skip* _skip_alloc(Sim* s, int32_t n, bint memo, int32_t* slot) noexcept nog
         return NULL
     sk.n_flows = n
     sk.memo = memo
+    sk.has_onoff = 0
     return sk
 
 
@@ -190,11 +202,15 @@ cdef int32_t skip_find(Sim* s, int32_t fi, Skip** out) noexcept nogil:
 
 cdef int64_t skip_bytes(Sim* s, Skip* sk, int32_t i, int64_t dt) noexcept nogil:
     """Whole packets flow sk.flows[i] has advanced after ``dt`` of its skip (in
-    a mirror: what the leader's flow has advanced since the mirror began)."""
+    a mirror: what the leader's flow has advanced since the mirror began; an on/off
+    member: what its runs acknowledged), at most up to the tail of its posted data
+    with what it had in flight at the start still in flight."""
     cdef Flow* f = &s.flows[sk.flows[i]]
     cdef int64_t B
     if sk.mirror:
         B = 0 if sk.lead_flows[i] < 0 else (virt_una(s, sk.lead_flows[i]) - sk.lead_una0[i]) // s.p.mtu * s.p.mtu
+    elif _is_onoff(sk, i):
+        B = onoff_acked(s, sk, i, sk.t0 + dt)
     else:
         B = <int64_t>(sk.goodput[i] * <double>dt) // s.p.mtu * s.p.mtu
     if B > f.size - f.snd_nxt:
@@ -291,6 +307,9 @@ cdef void _shift_window(Sim* s, int32_t fi, int64_t B, int64_t dt, int64_t t0) n
         w.una[k] += B
     w.act_t += dt
     w.act_una += B
+    for k in range(ANC_N if w.anc_n >= ANC_N else w.anc_n):
+        w.anc_t[k] += dt
+        w.anc_u[k] += B
     if w.ep_t <= t0:
         w.ep_t += dt            # measured in the partition's own (shifted) time
     if w.idle_since >= 0:

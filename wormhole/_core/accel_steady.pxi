@@ -197,7 +197,11 @@ cdef void skip_try(Sim* s, int32_t P) noexcept nogil:
         if a.gp[i] <= 0:
             _reject_flow(s, a.gp_why, P)
             return
-    best = _horizon(s, P)
+    if a.onoff:                     # connections that may idle and resume inside the skip
+        _onoff_mark(s, P)
+        best = _horizon_onoff(s, P)
+    else:
+        best = _horizon(s, P)
     if best < 0:
         return
     if _same_moment_pending(s, P):
@@ -206,7 +210,7 @@ cdef void skip_try(Sim* s, int32_t P) noexcept nogil:
     if a.part_watch[P]:
         a.part_watch[P] = 0
         memo_note(s, 1, P)          # the partition has converged: Python stores the memo entry
-    skip_begin(s, P, best)
+    skip_begin(s, P, best, a.onoff)
 
 
 cdef bint _same_moment_pending(Sim* s, int32_t P) noexcept nogil:
@@ -261,10 +265,11 @@ cdef bint _due_now(Sim* s, int32_t P, bint acks_only) noexcept nogil:
     return False
 
 
-cdef bint skip_begin(Sim* s, int32_t P, double best) noexcept nogil:
+cdef bint skip_begin(Sim* s, int32_t P, double best, bint onoff=False) noexcept nogil:
     """Fast-forward P with its flows at goodputs s.acc.gp (partition order) until
     ``best`` ps from now (the first flow to run short of posted data) or a known
-    flow start touching its ports.  False if that is too close."""
+    flow start touching its ports.  False if that is too close.  With ``onoff``,
+    the flows marked in s.acc.oo are on/off members (accel_onoff.pxi)."""
     cdef Accel* a = &s.acc
     cdef int32_t i, j, n, nf = a.part_nf[P], slot
     cdef int32_t* ports
@@ -294,6 +299,17 @@ cdef bint skip_begin(Sim* s, int32_t P, double best) noexcept nogil:
     for i in range(nf):
         sk.flows[i] = a.part_flows[P][i]
         sk.goodput[i] = a.gp[i]
+    if onoff:
+        if _oo_reserve(s, sk, nf) != 0:
+            return False
+        for i in range(nf):
+            sk.onoff[i] = a.oo[i]
+            sk.run_t[i] = s.now
+            sk.run_b[i] = 0
+            sk.run_r[i] = 0
+            sk.dry_lim[i] = a.win[sk.flows[i]].gap if a.oo[i] else 0
+            sk.has_onoff |= a.oo[i]
+            a.onoff_flows += a.oo[i]
     sk.follow = 0
     a.skip_flows += nf
     return _skip_start(s, slot, P, t_end, t_limit) == 0

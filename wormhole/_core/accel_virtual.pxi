@@ -18,6 +18,8 @@ cdef int64_t virt_bytes(Sim* s, Skip* sk, int32_t i) noexcept nogil:
         if B > f.size - f.snd_una:
             B = f.size - f.snd_una
         return B if B > 0 else 0
+    if _is_onoff(sk, i):
+        return onoff_acked(s, sk, i, s.now)     # (beyond the tail: its last packets' ACKs)
     return skip_bytes(s, sk, i, s.now - sk.t0)
 
 
@@ -29,6 +31,8 @@ cdef int64_t virt_rcv_bytes(Sim* s, Skip* sk, int32_t i) noexcept nogil:
     cdef int32_t lf = sk.lead_flows[i] if sk.mirror else -1, k
     cdef int64_t B
     if lf < 0:
+        if _is_onoff(sk, i):
+            return onoff_delivered(s, sk, i, s.now)
         return skip_bytes(s, sk, i, s.now - sk.t0)
     f = &s.flows[sk.flows[i]]
     k = skip_find(s, lf, &lsk)
@@ -65,6 +69,13 @@ cdef bint note_plan(Sim* s, int32_t fi, int64_t after=-1) noexcept nogil:
         if after < 0:
             s.acc.k.note_message(s, fi)
         return True
+    if _is_onoff(sk, i):
+        if sk.goodput[i] > 0 and need <= f.size - f.snd_una:
+            dt = onoff_note_time(s, sk, i, need, False)
+            if sk.t0 <= dt < sk.t1 and dt >= after:
+                if heap_push(s, dt, EV_MSG_NOTE, fi, sk.note_token) != 0:
+                    s.fail = 1
+        return True
     if sk.goodput[i] <= 0 or need > f.size - f.snd_nxt:
         return True                 # not before the skip ends: the ACKs after it will tell
     need = (need + s.p.mtu - 1) // s.p.mtu * s.p.mtu
@@ -91,6 +102,13 @@ cdef bint rcv_plan(Sim* s, int32_t fi, int64_t after=-1) noexcept nogil:
     if need <= virt_rcv_bytes(s, sk, i):
         if after < 0:
             s.acc.k.note_delivered(s, fi)
+        return True
+    if _is_onoff(sk, i):
+        if sk.goodput[i] > 0 and need <= f.size - f.rcv_nxt:
+            dt = onoff_note_time(s, sk, i, need, True)
+            if sk.t0 <= dt < sk.t1 and dt >= after:
+                if heap_push(s, dt, EV_MSG_NOTE, fi, -1 - sk.note_token) != 0:
+                    s.fail = 1
         return True
     if sk.goodput[i] <= 0 or need > f.size - f.snd_nxt:
         return True                 # not before the skip ends: the packets after it will tell
@@ -139,15 +157,20 @@ cdef bint skip_extend(Sim* s, int32_t fi, int64_t nbytes) noexcept nogil:
     cdef int64_t t_end, t
     if i < 0 or sk.memo or sk.goodput[i] <= 0:
         return False
+    if _is_onoff(sk, i):
+        onoff_resume(s, sk, i)          # a member that had moved all it had starts a new run now
     s.flows[fi].size += nbytes
-    t_end = sk.t_limit
-    for j in range(sk.n_flows):
-        if sk.goodput[j] <= 0:
-            continue
-        f = &s.flows[sk.flows[j]]
-        t = sk.t0 + <int64_t>(<double>_room(s, f) / sk.goodput[j])
-        if t < t_end:
-            t_end = t
+    if sk.has_onoff:
+        t_end = onoff_bound(s, sk, sk.t_limit)
+    else:
+        t_end = sk.t_limit
+        for j in range(sk.n_flows):
+            if sk.goodput[j] <= 0:
+                continue
+            f = &s.flows[sk.flows[j]]
+            t = sk.t0 + <int64_t>(<double>_room(s, f) / sk.goodput[j])
+            if t < t_end:
+                t_end = t
     if t_end > sk.t1:
         slot = s.acc.part_skip[sk.part]
         t = sk.t1
@@ -159,4 +182,7 @@ cdef bint skip_extend(Sim* s, int32_t fi, int64_t nbytes) noexcept nogil:
         for j in range(sk.n_flows):     # message ends the old end left to the ACKs
             note_plan(s, sk.flows[j], t)
             rcv_plan(s, sk.flows[j], t)
+    if _is_onoff(sk, i):                # its message ends in the new data (a note planned twice is reported once)
+        note_plan(s, fi, s.now)
+        rcv_plan(s, fi, s.now)
     return True

@@ -36,6 +36,8 @@ cdef int win_alloc(Sim* s, int32_t fi) noexcept nogil:
     w.ep_t = s.now
     w.idle_total = 0
     w.idle_since = -1
+    w.gap = -1
+    w.anc_n = 0
     w.maxh = 0
     w.maxt = 0
     w.minh = 0

@@ -30,6 +30,7 @@ cdef enum:
     NQ = 8              # priority queues per port (as the reference: 8)
     INT_MAX_HOP = 5     # INT hop records carried by one packet
     NO_PKT = -1         # end of a packet FIFO / free list
+    ANC_N = 12          # cycle anchors a flow's rate window keeps (FlowWin.anc_*)
 
 cdef enum EventKind:
     EV_TX_DONE = 0      # a = port whose serialisation just finished
@@ -383,6 +384,15 @@ ctypedef struct FlowWin:
     int64_t last_dec    # number of the last sample lower than the one before it (-1: none)
     int64_t ep_t        # goodput is measured from no earlier than this: the last time a flow sharing one of
                         # this flow's ports (or the flow itself) joined, left, went idle or resumed, ps
+    int64_t gap         # length of the connection's last idle spell (idle until data was posted again), ps;
+                        # -1 if it has had none since its window opened
+    # cycle anchors (accel_onoff.pxi): the flow's (time, snd_una, idle total) each time a connection
+    # sharing one of its ports (or itself) resumed after an idle spell, and which one; a ring of ANC_N
+    int64_t anc_t[ANC_N]
+    int64_t anc_u[ANC_N]
+    int64_t anc_i[ANC_N]
+    int32_t anc_c[ANC_N]
+    int64_t anc_n       # anchors taken since the window opened
 
 ctypedef struct Skip:
     # One partition's fast-forward in progress.
@@ -419,6 +429,17 @@ ctypedef struct Skip:
     int32_t n_join      # how many (0 outside that moment)
     int32_t cap_join    # capacity of join_lead
     uint8_t follow      # 1: a steady skip at the stored goodputs right after a memo replay
+    uint8_t has_onoff   # 1: some flows are on/off members (a steady skip's; memo replays and mirrors have none)
+    uint8_t* onoff      # per flow: 1 if it may run out of data and resume inside the skip (no other flow
+                        # of the partition sends data through a port of its data path: its idle spells
+                        # change no other flow's bottleneck)
+    int64_t* run_t      # per flow (on/off): when its current run of sending began (the skip's start, or the
+                        # post that resumed it after it had moved all its posted data), ps
+    int64_t* run_b      # per flow (on/off): bytes acknowledged in the skip when that run began
+    int64_t* run_r      # per flow (on/off): bytes delivered to its receiver in the skip when that run began
+    int64_t* dry_lim    # per flow (on/off): how long it may stay out of data in the skip: its last idle spell
+                        # before the skip (FlowWin.gap; 0 if none), the cycle its neighbours were measured in
+    int32_t cap_oo      # capacity of onoff / run_t / run_b / run_r
 
 ctypedef struct Accel:
     # The accelerator's state (module wormhole._core.accel, contract accel.pxd); the kernel
@@ -462,6 +483,15 @@ ctypedef struct Accel:
     int32_t scratch_cap
     double* gp          # goodput scratch of skip_try / a memo skip's follow-on (per partition flow)
     int32_t gp_cap      # capacity of gp
+    uint8_t* oo         # on/off scratch of skip_try (per partition flow, capacity gp_cap): 1 if the flow may
+                        # idle and resume inside the skip (_onoff_member)
+    double* cg          # cycle goodput scratch of _onoff_mark (per partition flow, capacity gp_cap)
+    uint8_t onoff       # steady skips carry on/off members through their idle spells (config steady_onoff)
+    int64_t onoff_resumes  # on/off members that resumed inside a skip after moving all their posted data
+    int64_t onoff_flows    # on/off members of the steady skips begun
+    int64_t onoff_tests    # skip attempts of partitions whose flows own their data paths, with a connection seen idle
+    int64_t onoff_no_cycle # ... refused on/off members: a sending flow without three anchors of one connection's resumes
+    int64_t onoff_unsteady # ... refused on/off members: a sending flow's last two cycles' goodputs differ by more than theta
     uint8_t* mark       # per flow BFS mark
     int32_t flow_cap    # capacity of the per-flow arrays
     # statistics

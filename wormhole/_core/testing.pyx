@@ -24,7 +24,9 @@ from wormhole._core.cc_swift cimport swift_target, swift_bound, swift_init, swif
 from wormhole._core.cc_tcp cimport tcp_init, tcp_on_ack, tcp_on_loss, tcp_on_rto, tcp_on_timer, tcp_pto, tcp_rto, cubic_window
 from wormhole._core.int_hops cimport int_hops_shift
 from wormhole._core.accel cimport (accel_setup, win_alloc, win_push, _goodput, _steady_goodput, _horizon, skip_bytes,
-                                   _rate_between, _reject_flow, _same_moment_pending, _moment_open, skip_try)
+                                   _rate_between, _reject_flow, _same_moment_pending, _moment_open, skip_try,
+                                   _onoff_member, onoff_acked, onoff_delivered, onoff_note_time, onoff_resume,
+                                   onoff_bound, _horizon_onoff, cycle_goodput)
 
 
 def _py_tx_time_ps(int64_t nbytes, int64_t bps, int64_t quantum_ps=1000):
@@ -295,9 +297,11 @@ def _py_mmu(str op, dict port, dict switch, int64_t reserve=4096, int64_t resume
 
 class _AccelCfg:
     """The accelerator's parameters as accel_setup reads them (KernelParams.accel)."""
-    def __init__(self, l, theta, check_every=1, gp_span=-1, min_skip=0, margin=0, memo=False, committed=False):
+    def __init__(self, l, theta, check_every=1, gp_span=-1, min_skip=0, margin=0, memo=False, committed=False,
+                 onoff=False):
         self.l = l
         self.committed = committed
+        self.onoff = onoff
         self.theta = theta
         self.check_every = check_every
         self.gp_span = gp_span
@@ -599,6 +603,136 @@ def _py_skip_bytes(double goodput, int64_t dt, int64_t size, int64_t snd_nxt, in
             sk.lead_flows = &lead
             sk.lead_una0 = &una0
         return skip_bytes(s, &sk, 0, dt)
+    finally:
+        _toy_free(s)
+
+
+def _py_onoff_members(list paths):
+    """One partition of flows whose paths are given as (data ports, ACK ports), each a
+    list of port numbers; returns, per flow, whether it is an on/off member
+    (_onoff_member: no other flow's data passes a port of its data path)."""
+    cdef int32_t n = len(paths), i, j, k, np_ = 0
+    cdef Sim* s
+    cdef Accel* a
+    cdef int32_t* old
+    for d, r in paths:
+        for q in list(d) + list(r):
+            np_ = max(np_, q + 1)
+    s = _toy_sim(n, _AccelCfg(8, 0.05))
+    a = &s.acc
+    try:
+        free(s.paths)
+        s.paths = <int32_t*>calloc(sum(len(d) + len(r) for d, r in paths) + 1, sizeof(int32_t))
+        k = 0
+        for i in range(n):
+            d, r = paths[i]
+            s.flows[i].path_off = k
+            s.flows[i].path_len = len(d)
+            for q in d:
+                s.paths[k] = q
+                k += 1
+            s.flows[i].rpath_off = k
+            s.flows[i].rpath_len = len(r)
+            for q in r:
+                s.paths[k] = q
+                k += 1
+        free(a.port_part); free(a.port_flows); free(a.port_nf); free(a.port_cap)
+        s.n_ports = np_
+        a.port_part = <int32_t*>calloc(np_, sizeof(int32_t))
+        a.port_flows = <int32_t**>calloc(np_, sizeof(int32_t*))
+        a.port_nf = <int32_t*>calloc(np_, sizeof(int32_t))
+        a.port_cap = <int32_t*>calloc(np_, sizeof(int32_t))
+        for j in range(np_):
+            a.port_flows[j] = <int32_t*>calloc(n + 1, sizeof(int32_t))
+            a.port_cap[j] = n + 1
+        for i in range(n):
+            a.part_of[i] = 0
+            a.active[i] = 1
+            for j in range(s.flows[i].path_len + s.flows[i].rpath_len):
+                q = s.paths[s.flows[i].path_off + j]
+                if i not in [a.port_flows[q][m] for m in range(a.port_nf[q])]:
+                    a.port_flows[q][a.port_nf[q]] = i
+                    a.port_nf[q] += 1
+        return [bool(_onoff_member(s, 0, i)) for i in range(n)]
+    finally:
+        _toy_free(s)
+
+
+def _py_cycle_goodput(list anchors, double theta):
+    """One flow whose rate window holds the cycle anchors ``anchors`` (time ps, snd_una,
+    idle total ps, the resuming connection), oldest first (the last ANC_N are kept).
+    Returns (steady cycle found, its goodput in bytes per ps or 0, anchors refused
+    for want of three of one connection, refused as unsteady)."""
+    cdef Sim* s = _toy_sim(1, _AccelCfg(8, theta))
+    cdef FlowWin* w
+    cdef double g = 0.0
+    cdef int64_t k
+    cdef bint ok
+    try:
+        win_alloc(s, 0)
+        w = &s.acc.win[0]
+        for t_, u, i_, c in anchors:
+            k = w.anc_n % ANC_N
+            w.anc_t[k] = t_
+            w.anc_u[k] = u
+            w.anc_i[k] = i_
+            w.anc_c[k] = c
+            w.anc_n += 1
+        ok = cycle_goodput(s, 0, theta, &g)
+        return (bool(ok), g if ok else 0.0, s.acc.onoff_no_cycle, s.acc.onoff_unsteady)
+    finally:
+        _toy_free(s)
+
+
+def _py_onoff_run(double goodput, int64_t size, int64_t snd_una, int64_t snd_nxt, int64_t rcv_nxt,
+                  list steps, int64_t mtu=1000, int64_t margin=0, int64_t dry_lim=0):
+    """One on/off member of a skip begun at t = 0 at ``goodput`` bytes per ps, from
+    (size, snd_una, snd_nxt, rcv_nxt).  ``steps``, in time order: (t, "post", nbytes)
+    posts data to it (onoff_resume, then its size grows), (t, "at") reads (bytes
+    acknowledged, delivered, skip_bytes if the skip ended then), (t, "note", need, rcv)
+    the time its sender (receiver) reaches ``need`` bytes of the skip (-1: had them),
+    (t, "bound") the skip's planned end (onoff_bound, no flow start; it may stay out of
+    data for ``dry_lim`` ps).  Returns the reads, then how many runs resumed."""
+    cdef Sim* s = _toy_sim(1, _AccelCfg(8, 0.05, margin=margin), mtu)
+    cdef Skip sk
+    cdef int32_t fl = 0
+    cdef double gp = goodput
+    cdef uint8_t oo = 1
+    cdef int64_t rt = 0, rb = 0, rr = 0, lim = dry_lim
+    out = []
+    try:
+        memset(&sk, 0, sizeof(Skip))
+        s.flows[0].size = size
+        s.flows[0].snd_una = snd_una
+        s.flows[0].snd_nxt = snd_nxt
+        s.flows[0].rcv_nxt = rcv_nxt
+        s.flows[0].persistent = 1
+        sk.flows = &fl
+        sk.goodput = &gp
+        sk.n_flows = 1
+        sk.has_onoff = 1
+        sk.onoff = &oo
+        sk.run_t = &rt
+        sk.run_b = &rb
+        sk.run_r = &rr
+        sk.dry_lim = &lim
+        sk.t0 = 0
+        for st in steps:
+            s.now = st[0]
+            if st[1] == "post":
+                onoff_resume(s, &sk, 0)
+                s.flows[0].size += st[2]
+            elif st[1] == "at":
+                out.append((onoff_acked(s, &sk, 0, s.now), onoff_delivered(s, &sk, 0, s.now),
+                            skip_bytes(s, &sk, 0, s.now)))
+            elif st[1] == "note":
+                out.append(onoff_note_time(s, &sk, 0, st[2], st[3]))
+            elif st[1] == "bound":
+                out.append(onoff_bound(s, &sk, 0x7fffffffffffffff))
+            else:
+                raise ValueError("unknown step %r" % (st,))
+        out.append(s.acc.onoff_resumes)
+        return out
     finally:
         _toy_free(s)
 

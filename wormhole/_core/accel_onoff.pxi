@@ -1,0 +1,270 @@
+# On/off members of a steady skip (included by accel.pyx).  Contract: a flow of a
+# partition whose data path shares no port with another of its flows' data (a ring's
+# connection whose only coupling to the others is ACKs) may run out of posted data and
+# resume inside the skip instead of ending it (_onoff_member, chosen by skip_try).  Its
+# bytes move at its measured goodput while it has data and stop when it has moved all of
+# it; data posted to it after that starts a new run at the moment of the post
+# (onoff_resume), so it never moves faster than its goodput.  At the skip's end it is
+# placed at most at the tail of its posted data with the packets it had in flight at the
+# start still in flight (skip_bytes): the part of a run beyond that is given back, never
+# taken in advance.
+
+
+cdef bint _onoff_member(Sim* s, int32_t P, int32_t fi) noexcept nogil:
+    """No other flow of P sends data through a port of fi's data path (its ACK path and
+    the ACKs of others may share its ports: they carry no data another flow could
+    take the capacity of when fi idles)."""
+    cdef Accel* a = &s.acc
+    cdef Flow* f = &s.flows[fi]
+    cdef Flow* g
+    cdef int32_t j, k, q, m, port
+    for j in range(f.path_len):
+        port = s.paths[f.path_off + j]
+        for k in range(a.port_nf[port]):
+            q = a.port_flows[port][k]
+            if q == fi or a.part_of[q] != P:
+                continue
+            g = &s.flows[q]
+            for m in range(g.path_len):
+                if s.paths[g.path_off + m] == port:
+                    return False
+    return True
+
+
+cdef void _onoff_mark(Sim* s, int32_t P) noexcept nogil:
+    """s.acc.oo (partition order): the on/off members of a skip of P begun now.  Only
+    when no two sending flows of P share a data port (each flow's rate is set by its own
+    path, the others couple to it only through ACKs) and every sending flow has a goodput
+    over a steady cycle of the ring (cycle_goodput: the others' goodputs move with the
+    members' idle spells, through the queues their ACKs share), its connections that have
+    been seen idle (FlowWin.gap > 0); their goodputs (s.acc.gp) are then those cycles'.
+    Else none, and the goodputs stay as measured."""
+    cdef Accel* a = &s.acc
+    cdef int32_t i, fi, nf = a.part_nf[P]
+    cdef bint any_
+    for i in range(nf):
+        a.oo[i] = 0
+    for i in range(nf):
+        fi = a.part_flows[P][i]
+        if not _idle_conn(&s.flows[fi]) and not _onoff_member(s, P, fi):
+            return
+    any_ = False
+    for i in range(nf):
+        fi = a.part_flows[P][i]
+        any_ = any_ or (a.win[fi].gap > 0 and not _idle_conn(&s.flows[fi]))
+    if not any_:
+        return
+    a.onoff_tests += 1
+    for i in range(nf):             # every sending flow's goodput over a steady cycle of the ring
+        fi = a.part_flows[P][i]
+        if not _idle_conn(&s.flows[fi]) and not cycle_goodput(s, fi, a.theta, &a.cg[i]):
+            return
+    for i in range(nf):
+        fi = a.part_flows[P][i]
+        a.oo[i] = a.win[fi].gap > 0 and not _idle_conn(&s.flows[fi])
+        if not _idle_conn(&s.flows[fi]):
+            a.gp[i] = a.cg[i]
+
+
+cdef inline void _anchor(Sim* s, int32_t q, int32_t cause) noexcept nogil:
+    cdef FlowWin* w = &s.acc.win[q]
+    cdef int64_t k
+    if w.val == NULL:
+        return
+    if w.anc_n > 0:
+        k = (w.anc_n - 1) % ANC_N
+        if w.anc_c[k] == cause and w.anc_t[k] == s.now:
+            return                  # (one anchor per resume, however many ports they share)
+    k = w.anc_n % ANC_N
+    w.anc_t[k] = s.now
+    w.anc_u[k] = s.flows[q].snd_una
+    w.anc_i[k] = w.idle_total
+    w.anc_c[k] = cause
+    w.anc_n += 1
+
+
+cdef void anchor_near(Sim* s, int32_t fi) noexcept nogil:
+    """Connection fi resumes after an idle spell: every flow sharing one of its ports
+    (and fi) takes a cycle anchor (its time, snd_una, idle total, and fi)."""
+    cdef Accel* a = &s.acc
+    cdef int32_t* ports
+    cdef int32_t n, i, k
+    _flow_ports(s, fi, &ports, &n)
+    _anchor(s, fi, fi)
+    for i in range(n):
+        for k in range(a.port_nf[ports[i]]):
+            _anchor(s, a.port_flows[ports[i]][k], fi)
+
+
+cdef bint cycle_goodput(Sim* s, int32_t q, double theta, double* g) noexcept nogil:
+    """The flow's goodput over the last whole cycle of the connection whose resume gave
+    its latest anchor (between that connection's last two resumes), if the cycle before
+    agrees within theta (a steady cycle); False if there are not three such anchors."""
+    cdef FlowWin* w = &s.acc.win[q]
+    cdef int64_t j, lo, idx[3]
+    cdef int32_t m, found = 0
+    cdef double g1, g0
+    if w.val == NULL or w.anc_n < 3:
+        s.acc.onoff_no_cycle += 1
+        return False
+    lo = w.anc_n - ANC_N if w.anc_n > ANC_N else 0
+    j = w.anc_n - 1
+    m = w.anc_c[j % ANC_N]
+    while j >= lo and found < 3:
+        if w.anc_c[j % ANC_N] == m:
+            idx[found] = j % ANC_N
+            found += 1
+        j -= 1
+    if found < 3:
+        s.acc.onoff_no_cycle += 1
+        return False
+    g1 = _rate_between(w.anc_t[idx[1]], w.anc_u[idx[1]], w.anc_i[idx[1]],
+                       w.anc_t[idx[0]], w.anc_u[idx[0]], w.anc_i[idx[0]])
+    g0 = _rate_between(w.anc_t[idx[2]], w.anc_u[idx[2]], w.anc_i[idx[2]],
+                       w.anc_t[idx[1]], w.anc_u[idx[1]], w.anc_i[idx[1]])
+    if g1 <= 0 or g0 <= 0 or fabs(g1 - g0) > theta * g1:
+        s.acc.onoff_unsteady += 1
+        return False
+    g[0] = g1
+    return True
+
+
+cdef int _oo_reserve(Sim* s, Skip* sk, int32_t n) noexcept nogil:
+    """The skip's on/off arrays hold n flows; -1 if memory ran out."""
+    cdef int32_t m = n if n > 0 else 1
+    if sk.cap_oo < m:
+        sk.onoff = <uint8_t*>realloc(sk.onoff, m * sizeof(uint8_t))
+        sk.run_t = <int64_t*>realloc(sk.run_t, m * sizeof(int64_t))
+        sk.run_b = <int64_t*>realloc(sk.run_b, m * sizeof(int64_t))
+        sk.run_r = <int64_t*>realloc(sk.run_r, m * sizeof(int64_t))
+        sk.dry_lim = <int64_t*>realloc(sk.dry_lim, m * sizeof(int64_t))
+        if (sk.onoff == NULL or sk.run_t == NULL or sk.run_b == NULL or sk.run_r == NULL
+                or sk.dry_lim == NULL):
+            s.fail = 1
+            sk.cap_oo = 0
+            return -1
+        sk.cap_oo = m
+    return 0
+
+
+cdef inline bint _is_onoff(Skip* sk, int32_t i) noexcept nogil:
+    return sk.has_onoff and not sk.memo and not sk.mirror and sk.onoff[i]
+
+
+cdef inline int64_t _run_moved(Sim* s, Skip* sk, int32_t i, int64_t t) noexcept nogil:
+    """Whole packets an on/off member has moved since its current run began, by time t."""
+    if t <= sk.run_t[i]:
+        return 0
+    return <int64_t>(sk.goodput[i] * <double>(t - sk.run_t[i])) // s.p.mtu * s.p.mtu
+
+
+cdef int64_t onoff_acked(Sim* s, Skip* sk, int32_t i, int64_t t) noexcept nogil:
+    """Bytes an on/off member has had acknowledged in the skip by time t: its runs at its
+    goodput, up to all its posted data."""
+    cdef Flow* f = &s.flows[sk.flows[i]]
+    cdef int64_t B = sk.run_b[i] + _run_moved(s, sk, i, t)
+    if B > f.size - f.snd_una:
+        B = f.size - f.snd_una
+    return B if B > 0 else 0
+
+
+cdef int64_t onoff_delivered(Sim* s, Skip* sk, int32_t i, int64_t t) noexcept nogil:
+    """Bytes an on/off member's receiver has got in the skip by time t (ahead of the
+    sender by what was in flight at the start; after a resume, from what it held)."""
+    cdef Flow* f = &s.flows[sk.flows[i]]
+    cdef int64_t B = sk.run_r[i] + _run_moved(s, sk, i, t)
+    if B > f.size - f.rcv_nxt:
+        B = f.size - f.rcv_nxt
+    return B if B > 0 else 0
+
+
+cdef int64_t onoff_note_time(Sim* s, Skip* sk, int32_t i, int64_t need, bint rcv) noexcept nogil:
+    """When an on/off member (sender, or receiver if rcv) reaches ``need`` bytes of the
+    skip in its current run (-1: it had them when the run began)."""
+    cdef int64_t base = sk.run_r[i] if rcv else sk.run_b[i]
+    need -= base
+    if need <= 0:
+        return -1
+    need = (need + s.p.mtu - 1) // s.p.mtu * s.p.mtu
+    return sk.run_t[i] + <int64_t>(<double>need / sk.goodput[i]) + 1
+
+
+cdef void onoff_resume(Sim* s, Skip* sk, int32_t i) noexcept nogil:
+    """Data is posted to an on/off member (before its size grows): if it has moved all
+    it had, a new run begins now from there."""
+    cdef Flow* f = &s.flows[sk.flows[i]]
+    if sk.run_b[i] + _run_moved(s, sk, i, s.now) < f.size - f.snd_una:
+        return                              # still sending: the data joins its stream
+    sk.run_b[i] = f.size - f.snd_una
+    sk.run_r[i] = f.size - f.rcv_nxt
+    sk.run_t[i] = s.now
+    s.acc.onoff_resumes += 1
+
+
+cdef int64_t onoff_dry_time(Sim* s, Skip* sk, int32_t i) noexcept nogil:
+    """When an on/off member will have had all its posted data acknowledged (its dry
+    spell begins), at its goodput in its current run."""
+    cdef Flow* f = &s.flows[sk.flows[i]]
+    cdef int64_t need = f.size - f.snd_una - sk.run_b[i]
+    if need <= 0:
+        return sk.run_t[i]
+    need = (need + s.p.mtu - 1) // s.p.mtu * s.p.mtu
+    return sk.run_t[i] + <int64_t>(<double>need / sk.goodput[i]) + 1
+
+
+cdef int64_t onoff_bound(Sim* s, Skip* sk, int64_t t_end) noexcept nogil:
+    """The skip's planned end given its flows' posted data (at most t_end): the first
+    flow that is no on/off member running short (as without on/off members), or an
+    on/off member staying out of data longer than its last idle spell before the skip
+    (dry_lim: its neighbours' goodputs stand for the cycle they were measured in; a
+    connection that stops cycling, e.g. after a collective's last message, ends it)."""
+    cdef int32_t j
+    cdef Flow* f
+    cdef int64_t t
+    for j in range(sk.n_flows):
+        if sk.goodput[j] <= 0:
+            continue
+        f = &s.flows[sk.flows[j]]
+        if _is_onoff(sk, j):
+            t = onoff_dry_time(s, sk, j) + sk.dry_lim[j]
+        else:
+            t = sk.t0 + <int64_t>(<double>_room(s, f) / sk.goodput[j])
+        if t < t_end:
+            t_end = t
+    return t_end
+
+
+cdef double _horizon_onoff(Sim* s, int32_t P) noexcept nogil:
+    """_horizon with on/off members (s.acc.oo, partition order: connections seen idle,
+    FlowWin.gap > 0): a member bounds the skip not when it runs short but when it has
+    stayed out of data for as long as its last idle spell.  -1 as _horizon refuses."""
+    cdef Accel* a = &s.acc
+    cdef int32_t i, fi
+    cdef Flow* f
+    cdef int64_t room, need
+    cdef double best = 1e300, t
+    for i in range(a.part_nf[P]):
+        fi = a.part_flows[P][i]
+        f = &s.flows[fi]
+        if _paused(s, fi):
+            _reject(a, 0, P)
+            return -1
+        if _idle_conn(f):
+            a.gp[i] = 0.0
+            a.oo[i] = 0
+            continue
+        if a.gp[i] <= 0:
+            _reject(a, 12, P)
+            return -1
+        if a.oo[i]:
+            need = (f.size - f.snd_una + s.p.mtu - 1) // s.p.mtu * s.p.mtu
+            t = <double>need / a.gp[i] + 1 + <double>a.win[fi].gap
+        else:
+            room = _room(s, f)
+            if room <= 0:
+                _reject(a, 3, P)
+                return -1
+            t = <double>room / a.gp[i]
+        if t < best:
+            best = t
+    return best
