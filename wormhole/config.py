@@ -356,8 +356,11 @@ PARAMS = (
     _p("steady_onoff", "bool", True, "a steady skip carries the partition's connections whose data shares no "
        "port with another of its flows' data (a ring's connections, coupled to the others only by ACKs) "
        "through their idle spells: such a connection that has moved all its posted data stops, and data "
-       "posted to it starts a new run at its measured goodput at the moment of the post, instead of the skip "
-       "ending before it runs short", _bool, dynamics=True),
+       "posted to it starts a new run at its measured goodput at the moment of the post, for at most its last "
+       "idle spell out of data, every flow of the skip at its goodput over the ring's last steady cycle, "
+       "instead of the skip ending before it runs short.  On by default: gpt13b on 2:1 rail segments (HPCC, "
+       "64 GPUs, mirrors off) skips 65.9% instead of 52.2% (iteration error 0.050%, FCT p99 4.7%)", _bool,
+       dynamics=True),
     _p("steady_check_every", "samples", 8, "re-check a steady flow's partition every this many samples", _int,
        None, 1, 1 << 30, dynamics=True),
     _p("memo", "bool", True, "with accelerate: memoize partition convergences (canonical conflict graphs)",
