@@ -38,21 +38,29 @@ RING = [(0, 0, 0, 5), (60, 50, 0, 7), (100, 100, 0, 5), (160, 150, 0, 7), (200, 
 
 def test_goodput_over_the_last_cycle_of_the_latest_resuming_connection():
     # 100 B over 100 ps in both cycles
-    assert T._py_cycle_goodput(RING, 0.05) == (True, 1.0, 0, 0)
+    assert T._py_cycle_goodput(RING, 0.05) == (True, 1.0, 0, 0, 0)
     # 10 ps of the last cycle idle: 100 B / 90 busy ps = 1.111 against 1.0 before (11% apart)
     idle = RING[:-1] + [(200, 200, 10, 5)]
-    assert T._py_cycle_goodput(idle, 0.05) == (False, 0.0, 0, 1)
-    ok, g, _, _ = T._py_cycle_goodput(idle, 0.2)
+    assert T._py_cycle_goodput(idle, 0.05) == (False, 0.0, 0, 1, 0)
+    ok, g, _, _, _ = T._py_cycle_goodput(idle, 0.2)
     assert ok and abs(g - 100 / 90) < 1e-12
 
 
 def test_no_cycle_without_three_resumes_of_one_connection():
-    assert T._py_cycle_goodput(RING[1:], 0.05) == (False, 0.0, 1, 0)    # 5 resumed twice only
-    assert T._py_cycle_goodput(RING[:2], 0.05) == (False, 0.0, 1, 0)
+    assert T._py_cycle_goodput(RING[1:], 0.05) == (False, 0.0, 1, 0, 0)    # 5 resumed twice only
+    assert T._py_cycle_goodput(RING[:2], 0.05) == (False, 0.0, 1, 0, 0)
     # the window keeps the last 12: after ten of 7's, 5 resumes again, but of its three
     # latest resumes only 200 and 420 ps are still kept
     many = RING + [(300 + 10 * k, 300 + 10 * k, 0, 7) for k in range(10)] + [(420, 420, 0, 5)]
-    assert T._py_cycle_goodput(many, 0.05) == (False, 0.0, 1, 0)
+    assert T._py_cycle_goodput(many, 0.05) == (False, 0.0, 1, 0, 0)
+
+
+def test_how_long_a_member_was_idle_in_its_own_last_cycle():
+    # the flow is connection 0: it resumed at 0 and 300 ps (idle total 20 -> 65 ps), its
+    # neighbour 7 in between; 45 ps idle in its last cycle bound its dry spells in a skip
+    own = [(0, 0, 20, 0), (150, 140, 20, 7), (300, 250, 65, 0)]
+    assert T._py_cycle_goodput(own, 0.05)[4] == 45
+    assert T._py_cycle_goodput(own[1:], 0.05)[4] == 0     # resumed once only
 
 
 # ---------------------------------------------------------------- its bytes in the skip

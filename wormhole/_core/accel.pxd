@@ -90,4 +90,5 @@ cdef int64_t onoff_note_time(Sim* s, Skip* sk, int32_t i, int64_t need, bint rcv
 cdef void onoff_resume(Sim* s, Skip* sk, int32_t i) noexcept nogil   # data posted to it
 cdef int64_t onoff_bound(Sim* s, Skip* sk, int64_t t_end) noexcept nogil  # the skip's planned end
 cdef double _horizon_onoff(Sim* s, int32_t P) noexcept nogil      # _horizon with on/off members (s.acc.oo)
+cdef int64_t cycle_idle(Sim* s, int32_t fi) noexcept nogil     # idle in its own last cycle
 cdef bint cycle_goodput(Sim* s, int32_t q, double theta, double* g) noexcept nogil  # over a steady ring cycle

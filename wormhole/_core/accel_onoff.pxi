@@ -36,14 +36,16 @@ cdef void _onoff_mark(Sim* s, int32_t P) noexcept nogil:
     when no two sending flows of P share a data port (each flow's rate is set by its own
     path, the others couple to it only through ACKs) and every sending flow has a goodput
     over a steady cycle of the ring (cycle_goodput: the others' goodputs move with the
-    members' idle spells, through the queues their ACKs share), its connections that have
-    been seen idle (FlowWin.gap > 0); their goodputs (s.acc.gp) are then those cycles'.
-    Else none, and the goodputs stay as measured."""
+    members' idle spells, through the queues their ACKs share), its connections that were
+    idle in their own last cycle (cycle_idle, into s.acc.lim: how long each may stay out of
+    data in the skip); their goodputs (s.acc.gp) are then those cycles'.  Else none, and
+    the goodputs stay as measured."""
     cdef Accel* a = &s.acc
     cdef int32_t i, fi, nf = a.part_nf[P]
     cdef bint any_
     for i in range(nf):
         a.oo[i] = 0
+        a.lim[i] = 0
     for i in range(nf):
         fi = a.part_flows[P][i]
         if not _idle_conn(&s.flows[fi]) and not _onoff_member(s, P, fi):
@@ -61,7 +63,8 @@ cdef void _onoff_mark(Sim* s, int32_t P) noexcept nogil:
             return
     for i in range(nf):
         fi = a.part_flows[P][i]
-        a.oo[i] = a.win[fi].gap > 0 and not _idle_conn(&s.flows[fi])
+        a.lim[i] = cycle_idle(s, fi)
+        a.oo[i] = a.lim[i] > 0 and not _idle_conn(&s.flows[fi])
         if not _idle_conn(&s.flows[fi]):
             a.gp[i] = a.cg[i]
 
@@ -94,6 +97,26 @@ cdef void anchor_near(Sim* s, int32_t fi) noexcept nogil:
     for i in range(n):
         for k in range(a.port_nf[ports[i]]):
             _anchor(s, a.port_flows[ports[i]][k], fi)
+
+
+cdef int64_t cycle_idle(Sim* s, int32_t fi) noexcept nogil:
+    """How long connection fi was idle in its own last cycle (between its last two
+    resumes, from its own anchors), ps; 0 if it has not resumed twice within them."""
+    cdef FlowWin* w = &s.acc.win[fi]
+    cdef int64_t j, lo, idx[2]
+    cdef int32_t found = 0
+    if w.val == NULL:
+        return 0
+    lo = w.anc_n - ANC_N if w.anc_n > ANC_N else 0
+    j = w.anc_n - 1
+    while j >= lo and found < 2:
+        if w.anc_c[j % ANC_N] == fi:
+            idx[found] = j % ANC_N
+            found += 1
+        j -= 1
+    if found < 2:
+        return 0
+    return w.anc_i[idx[0]] - w.anc_i[idx[1]]
 
 
 cdef bint cycle_goodput(Sim* s, int32_t q, double theta, double* g) noexcept nogil:
@@ -215,8 +238,8 @@ cdef int64_t onoff_dry_time(Sim* s, Skip* sk, int32_t i) noexcept nogil:
 cdef int64_t onoff_bound(Sim* s, Skip* sk, int64_t t_end) noexcept nogil:
     """The skip's planned end given its flows' posted data (at most t_end): the first
     flow that is no on/off member running short (as without on/off members), or an
-    on/off member staying out of data longer than its last idle spell before the skip
-    (dry_lim: its neighbours' goodputs stand for the cycle they were measured in; a
+    on/off member staying out of data longer than it was idle in its last cycle before the
+    skip (dry_lim: its neighbours' goodputs stand for the cycle they were measured in; a
     connection that stops cycling, e.g. after a collective's last message, ends it)."""
     cdef int32_t j
     cdef Flow* f
@@ -235,9 +258,9 @@ cdef int64_t onoff_bound(Sim* s, Skip* sk, int64_t t_end) noexcept nogil:
 
 
 cdef double _horizon_onoff(Sim* s, int32_t P) noexcept nogil:
-    """_horizon with on/off members (s.acc.oo, partition order: connections seen idle,
-    FlowWin.gap > 0): a member bounds the skip not when it runs short but when it has
-    stayed out of data for as long as its last idle spell.  -1 as _horizon refuses."""
+    """_horizon with on/off members (s.acc.oo, partition order): a member bounds the skip
+    not when it runs short but when it has stayed out of data for as long as it was idle
+    in its last cycle (s.acc.lim).  -1 as _horizon refuses."""
     cdef Accel* a = &s.acc
     cdef int32_t i, fi
     cdef Flow* f
@@ -258,7 +281,7 @@ cdef double _horizon_onoff(Sim* s, int32_t P) noexcept nogil:
             return -1
         if a.oo[i]:
             need = (f.size - f.snd_una + s.p.mtu - 1) // s.p.mtu * s.p.mtu
-            t = <double>need / a.gp[i] + 1 + <double>a.win[fi].gap
+            t = <double>need / a.gp[i] + 1 + <double>a.lim[i]
         else:
             room = _room(s, f)
             if room <= 0:

@@ -58,6 +58,7 @@ cdef int64_t INT64_MAX_ACC = 0x7fffffffffffffff
 cdef int _gp_reserve(Sim* s, int32_t n) noexcept nogil:
     cdef double* p
     cdef uint8_t* o
+    cdef int64_t* q
     if s.acc.gp_cap < n:
         p = <double*>realloc(s.acc.gp, (n + 16) * sizeof(double))
         if p == NULL:
@@ -74,6 +75,11 @@ cdef int _gp_reserve(Sim* s, int32_t n) noexcept nogil:
             s.fail = 1
             return -1
         s.acc.cg = p
+        q = <int64_t*>realloc(s.acc.lim, (n + 16) * sizeof(int64_t))
+        if q == NULL:
+            s.fail = 1
+            return -1
+        s.acc.lim = q
         s.acc.gp_cap = n + 16
     return 0
 

@@ -444,8 +444,9 @@ ctypedef struct Skip:
                         # post that resumed it after it had moved all its posted data), ps
     int64_t* run_b      # per flow (on/off): bytes acknowledged in the skip when that run began
     int64_t* run_r      # per flow (on/off): bytes delivered to its receiver in the skip when that run began
-    int64_t* dry_lim    # per flow (on/off): how long it may stay out of data in the skip: its last idle spell
-                        # before the skip (FlowWin.gap; 0 if none), the cycle its neighbours were measured in
+    int64_t* dry_lim    # per flow (on/off): how long it may stay out of data in the skip: how long it was idle
+                        # in its own last cycle before the skip (cycle_idle), the cycle its neighbours were
+                        # measured in
     int32_t cap_oo      # capacity of onoff / run_t / run_b / run_r
 
 ctypedef struct Accel:
@@ -492,6 +493,7 @@ ctypedef struct Accel:
     int32_t gp_cap      # capacity of gp
     uint8_t* oo         # on/off scratch of skip_try (per partition flow, capacity gp_cap): 1 if the flow may
                         # idle and resume inside the skip (_onoff_member)
+    int64_t* lim        # dry limit scratch of _onoff_mark (per partition flow, capacity gp_cap): cycle_idle
     double* cg          # cycle goodput scratch of _onoff_mark (per partition flow, capacity gp_cap)
     uint8_t onoff       # steady skips carry on/off members through their idle spells (config steady_onoff)
     int64_t onoff_resumes  # on/off members that resumed inside a skip after moving all their posted data

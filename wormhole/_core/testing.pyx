@@ -26,7 +26,7 @@ from wormhole._core.int_hops cimport int_hops_shift
 from wormhole._core.accel cimport (accel_setup, win_alloc, win_push, _goodput, _steady_goodput, _horizon, skip_bytes,
                                    _rate_between, _reject_flow, _same_moment_pending, _moment_open, skip_try,
                                    _onoff_member, onoff_acked, onoff_delivered, onoff_note_time, onoff_resume,
-                                   onoff_bound, _horizon_onoff, cycle_goodput)
+                                   onoff_bound, _horizon_onoff, cycle_goodput, cycle_idle)
 
 
 def _py_tx_time_ps(int64_t nbytes, int64_t bps, int64_t quantum_ps=1000):
@@ -662,7 +662,8 @@ def _py_cycle_goodput(list anchors, double theta):
     """One flow whose rate window holds the cycle anchors ``anchors`` (time ps, snd_una,
     idle total ps, the resuming connection), oldest first (the last ANC_N are kept).
     Returns (steady cycle found, its goodput in bytes per ps or 0, anchors refused
-    for want of three of one connection, refused as unsteady)."""
+    for want of three of one connection, refused as unsteady, how long the flow (0) was
+    idle between its own last two resumes: cycle_idle)."""
     cdef Sim* s = _toy_sim(1, _AccelCfg(8, theta))
     cdef FlowWin* w
     cdef double g = 0.0
@@ -679,7 +680,7 @@ def _py_cycle_goodput(list anchors, double theta):
             w.anc_c[k] = c
             w.anc_n += 1
         ok = cycle_goodput(s, 0, theta, &g)
-        return (bool(ok), g if ok else 0.0, s.acc.onoff_no_cycle, s.acc.onoff_unsteady)
+        return (bool(ok), g if ok else 0.0, s.acc.onoff_no_cycle, s.acc.onoff_unsteady, cycle_idle(s, 0))
     finally:
         _toy_free(s)
 
