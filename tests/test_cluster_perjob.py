@@ -6,7 +6,7 @@ import sys
 import pytest
 
 from wormhole.cluster import read_measured
-from wormhole.cluster.perjob import classify, decompose, read_ours
+from wormhole.cluster.perjob import by_model, classify, decompose, read_ours
 from wormhole.cluster.trace import TraceError
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
@@ -37,6 +37,8 @@ def test_classes_and_sums_by_hand(tmp_path):
         c = classes[k]
         assert c["jobs"] == 1 and c["abs_s"] == pytest.approx(err) and c["signed_s"] == pytest.approx(bias)
         assert c["share"] == pytest.approx(err / 565) and c["mape"] == pytest.approx(100 * mape)
+    ours = read_ours(a)
+    assert by_model(ours, rows) == {"inception3": (1, pytest.approx(4.0)), "vgg16": (1, pytest.approx(0.8))}
 
 
 def test_thresholds():

@@ -29,7 +29,7 @@ LABELS = {"A": "hardware uncontended, ours slowed", "B": "ours uncontended, hard
 
 
 def read_ours(path):
-    """{job id: (standalone s, training s, servers used)} from our jobs.csv."""
+    """{job id: (standalone s, training s, servers used, model)} from our jobs.csv."""
     text = read_text(path, TraceError, "jobs.csv")
     rows = list(csv.DictReader(io.StringIO(text, newline="")))
     need = {"job_id", "standalone", "training", "placement"}
@@ -43,7 +43,7 @@ def read_ours(path):
             raise TraceError("standalone or training is not a number", path, i + 2, (r["standalone"], r["training"]))
         if not sa > 0:
             raise TraceError("standalone must be positive", path, i + 2, r["standalone"])
-        out[r["job_id"].strip()] = (sa, tr, len((r["placement"] or "").split()))
+        out[r["job_id"].strip()] = (sa, tr, len((r["placement"] or "").split()), (r.get("model") or "").strip())
     return out
 
 
@@ -59,7 +59,7 @@ def classify(ours_slowdown, measured_slowdown):
 
 
 def decompose(ours, measured):
-    """``ours``: {id: (standalone, training, servers)}; ``measured``: MeasuredJob
+    """``ours``: {id: (standalone, training, servers, model)}; ``measured``: MeasuredJob
     list.  Returns ({class: {jobs, abs_s, share, signed_s, mape}}, per-job rows
     (id, class, standalone, measured, ours)) over the jobs in both."""
     meas = {m.job_id: m.training for m in measured}
@@ -67,7 +67,7 @@ def decompose(ours, measured):
     if missing:
         raise TraceError("jobs in only one of the two files: %s" % ", ".join(missing[:5]))
     rows = []
-    for j, (sa, tr, _) in ours.items():
+    for j, (sa, tr, _, _) in ours.items():
         rows.append((j, classify(tr / sa, meas[j] / sa), sa, meas[j], tr))
     total = sum(abs(o - m) for _, _, _, m, o in rows) or 1.0
     out = {}
@@ -78,3 +78,14 @@ def decompose(ours, measured):
                   "signed_s": sum(o - m for _, _, _, m, o in mine),
                   "mape": (sum(abs(o - m) / m for _, _, _, m, o in mine) / len(mine) * 100) if mine else 0.0}
     return out, rows
+
+
+def by_model(ours, rows, classes=("B", "C")):
+    """{model: (jobs, mean measured / ours training time)} over the jobs of
+    ``classes`` (default: those the hardware slowed and we either slowed or
+    not): above 1, the hardware slowed the model's jobs more than we do."""
+    acc = {}
+    for j, k, _, m, o in rows:
+        if k in classes and o > 0:
+            acc.setdefault(ours[j][3], []).append(m / o)
+    return {mod: (len(v), sum(v) / len(v)) for mod, v in sorted(acc.items())}
