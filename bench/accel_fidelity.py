@@ -116,7 +116,8 @@ def main():
     ap.add_argument("--steady-goodput", action="store_true", help="accelerated runs also use the goodput test")
     ap.add_argument("--steady-committed", action="store_true",
                     help="accelerated runs sample the CC's committed rate (HPCC's Rc) in the steady window")
-    ap.add_argument("--mirrors", action="store_true", help="accelerated runs with mirrors (memo_mirrors)")
+    ap.add_argument("--mirrors", action="store_true", help="accelerated runs with mirrors (memo_mirrors, the default)")
+    ap.add_argument("--no-mirrors", action="store_true", help="accelerated runs without mirrors")
     ap.add_argument("--json", action="store_true", help="one JSON object per row")
     args = ap.parse_args()
     knobs = [[]]
@@ -128,8 +129,12 @@ def main():
         knobs = [k + ["--steady-goodput"] for k in knobs]
     if args.steady_committed:
         knobs = [k + ["--steady-committed"] for k in knobs]
+    if args.mirrors and args.no_mirrors:
+        ap.error("--mirrors and --no-mirrors contradict each other")
     if args.mirrors:
         knobs = [k + ["--mirrors"] for k in knobs]
+    if args.no_mirrors:
+        knobs = [k + ["--no-mirrors"] for k in knobs]
     rows = []
     if not args.json:
         print(HEADER, flush=True)

@@ -64,11 +64,11 @@ def test_a_mirror_whose_twin_gets_data_it_does_not_parts():
     assert [r[2] for r in a_rows if r[1] == SIZE] == [r[2] for r in f_rows if r[1] == SIZE]
 
 
-def test_mirrors_are_off_by_default_and_on_when_asked():
-    assert wh.Config.preset("hpcc").memo_mirrors is False
-    acc, _ = exchange(True)
+def test_mirrors_are_on_by_default_and_off_when_asked():
+    assert wh.Config.preset("hpcc").memo_mirrors is True
+    acc, _ = exchange(True, memo_mirrors=False)
     assert acc.stats["memo_mirrors"] == 0 and acc.stats["memo_mirrors_quiet"] == 0
-    acc, _ = exchange(True, memo_mirrors=True)
+    acc, _ = exchange(True)
     assert acc.stats["memo_mirrors"] > 0
 
 
