@@ -95,3 +95,30 @@ def test_unknown_names_are_refused(pool):
     assert "rate" in str(e.value)
     p = run_cli("cluster", "--trace", "x.csv", "--cluster", "testbed-16gpu", "--out", "o", "--sender", "peak")
     assert p.returncode == 2 and "invalid choice" in p.stderr and "Traceback" not in p.stderr
+
+
+def test_rate_ddp_sends_the_rate_bytes_in_buckets_during_the_backward_pass(pool):
+    """volume="rate-ddp", resnet50 x 4 (gradient 97.5 MB: buckets 1, 25, 25, 25,
+    21.5 MB, scaled to the rate bytes B = 1560.92668 / 4 x 0.41425 MB).  Compute
+    without communication 0.30231 s: forward 0.10077 s, backward 0.20154 s,
+    bucket i ready at 0.20154 x (its cumulative share) into the backward.
+    Bucket 0 (B / 97.5) goes long before bucket 1 is ready (26 / 97.5 of the
+    backward); from then on the sender is busy (a bucket of 25 / 97.5 B takes
+    longer than the 25 / 97.5 x 0.20154 s until the next is ready), so the rate
+    that ends the iteration at the profile's 0.71656 s is
+    r = (B - B / 97.5) / (0.71656 - 0.10077 - 0.20154 x 26 / 97.5)."""
+    c = FabricContention("flow", volume="rate-ddp")
+    a = running(pool, "a", "resnet50", [0] * 4)
+    B = 1560.92668 / 4 * 0.41425 * 1e6
+    assert c.buckets(a) == [pytest.approx(B * x / 97.5) for x in (1, 25, 25, 25, 21.5)]
+    fwd, bwd = 0.30231 / 3, 0.30231 * 2 / 3
+    r = (B - B / 97.5) / (0.71656 - fwd - bwd * 26 / 97.5)
+    assert c.sender_Bps(a) == pytest.approx(r, rel=1e-6)
+    assert bwd / 97.5 + B / 97.5 / r < bwd * 26 / 97.5          # bucket 0 done before bucket 1 is ready
+    assert B * 25 / 97.5 / r > bwd * 25 / 97.5                  # then always busy
+    assert r < 1560.92668 / 4 * 1e6                             # below c: the backward pass carries some
+    serial = FabricContention("flow", volume="rate-ddp", overlap=False)
+    assert serial.buckets(a) == [pytest.approx(B)] and serial.sender_Bps(a) == pytest.approx(1560.92668 / 4 * 1e6)
+    s = ClusterSpec.uniform(2, 8, nic="463MB/s")
+    alone = c.iteration_times([a], s)["a"][0]                   # on one server: the profile
+    assert alone == pytest.approx(0.71656, rel=1e-6)

@@ -38,7 +38,8 @@ def add_arguments(p):
                    help="what an iteration sends in the flow/packet models: rate (default: the worker's "
                         "measured rate V_net/N over the profiled iteration less its compute), gradient (ring "
                         "all-reduce of grad_mb), profile (V_net/N x T_net) or ring (the gradient's ring all-reduce, "
-                        "at most rate's bytes, after the compute)")
+                        "at most rate's bytes, after the compute) or rate-ddp (rate's bytes in DDP buckets during the "
+                        "backward pass)")
     p.add_argument("--iteration", default="ddp", choices=("ddp", "serial"),
                    help="with --volume gradient or profile: ddp (backward interleaved with 25 MB bucket "
                         "all-reduces, default) or serial (compute, then one all-reduce)")

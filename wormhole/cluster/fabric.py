@@ -27,6 +27,13 @@ What a job's iteration puts on the fabric (``volume``):
   are all-reduced one after another; ``overlap=False`` sends the whole
   gradient after the backward pass.
 - ``profile``: like ``gradient`` with V_net / N x T_net bytes.
+- ``rate-ddp``: the ``rate`` bytes, but sent as PyTorch DDP sends a gradient:
+  in buckets (``first_bucket_mb``, then ``bucket_mb``, in proportion to the
+  trace's gradient) that become ready during the backward pass of the
+  compute without communication (2/3 of it), all-reduced one after another
+  while the backward pass goes on; the sender's rate (``profile``) is then
+  the one that ends the job's iteration alone at its profile, lower than c
+  since the communication has the backward pass too.
 - ``ring``: the bytes a ring all-reduce of the gradient moves, 2 (N - 1) / N
   x grad_mb per worker, but no more than the ``rate`` source's c x (T_iter -
   compute) (the most the worker's measured rate moves in the time the profile
@@ -327,12 +334,12 @@ class FabricContention:
         """Buckets overlap the backward pass (``overlap`` and a gradient or
         profile volume; the ``rate`` source's communication time is what the
         profile shows beyond the compute, so it follows the compute)."""
-        return self.overlap and self.volume in ("gradient", "profile")
+        return self.overlap and self.volume in ("gradient", "profile", "rate-ddp")
 
     def compute_s(self, r):
         """Compute time of one iteration as replayed: the profile's, or for the
         ``rate`` source :func:`compute_only_s`."""
-        return compute_only_s(r) if self.volume in ("rate", "ring") else r.profile.compute_s
+        return compute_only_s(r) if self.volume in ("rate", "ring", "rate-ddp") else r.profile.compute_s
 
     def sender_Bps(self, r):
         """Payload bytes/s at which each worker hands its messages to its
@@ -434,7 +441,7 @@ class FabricContention:
         return [run.mean_iteration_ps() * scale / S for run in runs]
 
 
-VOLUME_SOURCES = ("rate", "gradient", "profile", "ring")
+VOLUME_SOURCES = ("rate", "gradient", "profile", "ring", "rate-ddp")
 # the transports' timer floors (Config, us) the time scaling divides; each timer is at least a multiple of the
 # RTT, which the scaling leaves (the kernel's fixed `rto` is not scaled: below the RTT it would fire spuriously)
 TIMEOUTS = ("tcp_pto_min", "tcp_rto_min")
@@ -472,7 +479,7 @@ def sync_bytes(r, source="gradient"):
     p = r.profile
     if source == "gradient":
         return 2.0 * (r.gpus - 1) / r.gpus * r.entry.grad_mb * 1e6
-    if source == "rate":
+    if source in ("rate", "rate-ddp"):
         return p.volume_mbps / r.gpus * max(0.0, p.iteration_s - compute_only_s(r)) * 1e6
     if source == "ring":
         return min(sync_bytes(r, "gradient"), sync_bytes(r, "rate"))
