@@ -166,17 +166,32 @@ cdef void mirror_lead_post(Sim* s, int32_t fi, int64_t nbytes) noexcept nogil:
 cdef bint mirror_take_post(Sim* s, int32_t fi, int64_t nbytes) noexcept nogil:
     """Data posted to connection fi, held in a mirror: taken (its size grows; True)
     if its leader's connection has had data posted at this moment and has as much
-    since the mirror began (several posts of this moment: at least as much; the
-    check at the end of the moment wants the same), else False (the caller ends
-    the mirror)."""
+    since the mirror began (several posts of this moment: at least as much), or if
+    no post of the leader's is waiting for it: the workload may post to the twins
+    of one moment in any order (measured: moe 32 GPUs, HPCC, the DP ring posts of
+    rails 2-7 came before rail 0's, at the same picosecond), so the mirror takes it
+    ahead of its leader (Skip.wait_posts below 0) and a check at the end of this
+    moment (mirror_check) wants the same data on both, or parts them.  False if fi
+    is no mirror's connection, or is one whose leader's twin is idle (the caller
+    ends the mirror)."""
     cdef Skip* sk = NULL
-    cdef int32_t j = skip_find(s, fi, &sk), lf
+    cdef int32_t j = skip_find(s, fi, &sk), lf, slot
     cdef Flow* f = &s.flows[fi]
     if j < 0 or not sk.mirror:
         return False
     lf = sk.lead_flows[j]
-    if lf < 0 or sk.wait_posts <= 0 or f.size + nbytes - f.snd_una > s.flows[lf].size - sk.lead_una0[j]:
+    if lf < 0:
         return False
+    if sk.wait_posts > 0:
+        if f.size + nbytes - f.snd_una > s.flows[lf].size - sk.lead_una0[j]:
+            return False
+    else:
+        slot = s.acc.part_skip[s.acc.part_of[fi]]
+        if slot < 0 or &s.acc.skips[slot] != sk:
+            return False
+        if heap_push(s, s.now, EV_MSG_NOTE, -1 - slot, sk.token) != 0:
+            s.fail = 1
+            return False
     f.size += nbytes
     sk.wait_posts -= 1
     return True
@@ -206,8 +221,8 @@ cdef bint mirror_check(Sim* s, int32_t slot, int64_t token) noexcept nogil:
     sk = &s.acc.skips[slot]
     if sk.part < 0 or not sk.mirror or sk.token != token:
         return False
-    if sk.wait_posts > 0 or sk.n_join > 0 or not _same_data(s, sk):
-        why = 5 if sk.wait_posts > 0 or sk.n_join == 0 else 8
+    if sk.wait_posts != 0 or sk.n_join > 0 or not _same_data(s, sk):
+        why = 5 if sk.wait_posts != 0 or sk.n_join == 0 else 8
         sk.wait_posts = 0
         sk.n_join = 0
         _mirror_part(s, slot, why)
