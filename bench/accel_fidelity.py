@@ -117,6 +117,8 @@ def main():
     ap.add_argument("--steady-committed", action="store_true",
                     help="accelerated runs sample the CC's committed rate (HPCC's Rc) in the steady window")
     ap.add_argument("--mirrors", action="store_true", help="accelerated runs with mirrors (memo_mirrors)")
+    ap.add_argument("--mirrors-both", action="store_true",
+                    help="each accelerated run twice against one full run: without mirrors, then with")
     ap.add_argument("--json", action="store_true", help="one JSON object per row")
     args = ap.parse_args()
     knobs = [[]]
@@ -130,6 +132,8 @@ def main():
         knobs = [k + ["--steady-committed"] for k in knobs]
     if args.mirrors:
         knobs = [k + ["--mirrors"] for k in knobs]
+    elif args.mirrors_both:
+        knobs = [k + x for k in knobs for x in ([], ["--mirrors"])]
     rows = []
     if not args.json:
         print(HEADER, flush=True)
