@@ -171,9 +171,11 @@ cdef bint mirror_take_post(Sim* s, int32_t fi, int64_t nbytes) noexcept nogil:
     of one moment in any order (measured: moe 32 GPUs, HPCC, the DP ring posts of
     rails 2-7 came before rail 0's, at the same picosecond), so the mirror takes it
     ahead of its leader (Skip.wait_posts below 0) and a check at the end of this
-    moment (mirror_check) wants the same data on both, or parts them.  False if fi
-    is no mirror's connection, or is one whose leader's twin is idle (the caller
-    ends the mirror)."""
+    moment (mirror_check) wants the same data on both, or parts them; only while
+    the leader's connection is still sending (a mirror that follows an idle one
+    would end quiet in the leader's state before that check, with data its leader
+    never had).  False if fi is no mirror's connection, or the post is not taken
+    (the caller ends the mirror)."""
     cdef Skip* sk = NULL
     cdef int32_t j = skip_find(s, fi, &sk), lf, slot
     cdef Flow* f = &s.flows[fi]
@@ -187,7 +189,7 @@ cdef bint mirror_take_post(Sim* s, int32_t fi, int64_t nbytes) noexcept nogil:
             return False
     else:
         slot = s.acc.part_skip[s.acc.part_of[fi]]
-        if slot < 0 or &s.acc.skips[slot] != sk:
+        if slot < 0 or &s.acc.skips[slot] != sk or not s.acc.active[lf]:
             return False
         if heap_push(s, s.now, EV_MSG_NOTE, -1 - slot, sk.token) != 0:
             s.fail = 1
@@ -324,7 +326,7 @@ cdef void mirror_follow_idle(Sim* s, int32_t fi) noexcept nogil:
             continue
         mf = a.skips[i].flows[j]
         f = &s.flows[mf]
-        if not (s.flows[fi].persistent and f.persistent
+        if a.skips[i].wait_posts < 0 or not (s.flows[fi].persistent and f.persistent
                 and f.size - f.snd_una == _lead_advance(s, &a.skips[i], j)):
             _mirror_part(s, i, 4)
         elif _quiet(s, &a.skips[i], fi):
