@@ -223,12 +223,22 @@ cdef bint mirror_check(Sim* s, int32_t slot, int64_t token) noexcept nogil:
     sk = &s.acc.skips[slot]
     if sk.part < 0 or not sk.mirror or sk.token != token:
         return False
-    if sk.wait_posts != 0 or sk.n_join > 0 or not _same_data(s, sk):
-        why = 5 if sk.wait_posts != 0 or sk.n_join == 0 else 8
+    why = mirror_check_why(s, sk)
+    if why >= 0:
         sk.wait_posts = 0
         sk.n_join = 0
         _mirror_part(s, slot, why)
     return True
+
+
+cdef int32_t mirror_check_why(Sim* s, Skip* sk) noexcept nogil:
+    """At the end of a moment of posts or joins: -1 if the mirror and its leader
+    had the same (every post matched, in either order, and each connection has as
+    much data as its leader's twin), else why they part (PARTED_BY: 5 a post
+    missing on one side or data that differ, 8 a twin that did not join)."""
+    if sk.wait_posts != 0 or sk.n_join > 0 or not _same_data(s, sk):
+        return 5 if sk.wait_posts != 0 or sk.n_join == 0 else 8
+    return -1
 
 
 cdef void mirrors_end_but(Sim* s, int32_t P, int32_t fi) noexcept nogil:
