@@ -106,9 +106,9 @@ def workload_parser():
                          "(HPCC's Rc; config steady_committed; see `python -m wormhole params`)")
     ap.add_argument("--mirrors", action="store_true",
                     help="accelerated mode: twins that form at the same moment follow one simulated twin "
-                         "(config memo_mirrors, off by default; see `python -m wormhole params`)")
+                         "(config memo_mirrors, the default; see `python -m wormhole params`)")
     ap.add_argument("--no-mirrors", action="store_true",
-                    help="accelerated mode: simulate every twin on its own (memo_mirrors off, the default)")
+                    help="accelerated mode: simulate every twin on its own (memo_mirrors off)")
     ap.add_argument("--memo-db", metavar="FILE", help="SQLite memo database reused across runs (accelerated mode; "
                     "created if missing, in an existing folder; an existing database is read and extended)")
     ap.add_argument("--backend", default="packet", choices=("packet", "flow"),
