@@ -83,3 +83,8 @@ cdef bint _same_moment_pending(Sim* s, int32_t P) noexcept nogil  # an event of 
 cdef void skip_try(Sim* s, int32_t P) noexcept nogil             # fast-forward P if every flow of it is steady
 cdef bint _moment_open(Sim* s, int32_t P) noexcept nogil         # any event of P still due at s.now (no memo replay now)
 cdef int64_t skip_bytes(Sim* s, Skip* sk, int32_t i, int64_t dt) noexcept nogil  # bytes advanced in a skip
+# mirrors' posts (accel_mirror.pxi): a post to a mirror's connection taken or not; one to a leader's;
+# the verdict at the end of the moment (-1: the same data on both, else PARTED_BY index)
+cdef bint mirror_take_post(Sim* s, int32_t fi, int64_t nbytes) noexcept nogil
+cdef void mirror_lead_post(Sim* s, int32_t fi, int64_t nbytes) noexcept nogil
+cdef int32_t mirror_check_why(Sim* s, Skip* sk) noexcept nogil

@@ -51,9 +51,73 @@ cdef int mirror_start(Sim* s, int32_t P, int32_t lead, int32_t* flows, int32_t* 
     if _skip_start(s, slot, P, INT64_MAX_ACC, INT64_MAX_ACC) != 0:
         sk.mirror = 0
         return -1
+    for i in range(n):
+        _mirror_mark(s, sk, i)
     a.mirrors += 1
     a.n_mirroring += 1
     return 0
+
+
+cdef inline bint _twin_paths(Sim* s, Skip* sk, int32_t i) noexcept nogil:
+    """The mirror's flow i follows a twin whose data and ACK paths have as many ports
+    as its own: hop j of one stands for hop j of the other (their events too)."""
+    cdef int32_t g = sk.lead_flows[i]
+    cdef Flow* f = &s.flows[sk.flows[i]]
+    if g < 0:
+        return False
+    return f.path_len == s.flows[g].path_len and f.rpath_len == s.flows[g].rpath_len
+
+
+cdef void _mirror_mark(Sim* s, Skip* sk, int32_t i) noexcept nogil:
+    """The mirror's flow i begins following its twin: each port of its paths not yet
+    marked takes its twin port's event count (processed and skipped), which the
+    mirror's end counts from (_mirror_count)."""
+    cdef Flow* f = &s.flows[sk.flows[i]]
+    cdef Flow* g
+    cdef Port* pf
+    cdef Port* pg
+    cdef int32_t j
+    if not _twin_paths(s, sk, i):
+        return
+    g = &s.flows[sk.lead_flows[i]]
+    for j in range(f.path_len + f.rpath_len):       # (data then ACK ports: contiguous in s.paths)
+        pf = &s.ports[s.paths[f.path_off + j]]
+        pg = &s.ports[s.paths[g.path_off + j]]
+        if pf.ev_mark < 0:
+            pf.ev_mark = <double>pg.ev_done + pg.ev_skipped
+
+
+cdef void _mirror_count(Sim* s, Skip* sk) noexcept nogil:
+    """The mirror ends: the events it skipped are its twin ports' events since each was
+    marked (what the twin processed there, and what the twin's own fast-forwards
+    counted), each port of the mirror counted once; the mirror's ports keep them
+    (Port.ev_skipped) and their marks are cleared."""
+    cdef Accel* a = &s.acc
+    cdef Flow* f
+    cdef Flow* g
+    cdef Port* pf
+    cdef Port* pg
+    cdef int32_t i, j
+    cdef double d, total = 0.0
+    cdef int64_t n
+    for i in range(sk.n_flows):
+        if not _twin_paths(s, sk, i):
+            continue
+        f = &s.flows[sk.flows[i]]
+        g = &s.flows[sk.lead_flows[i]]
+        for j in range(f.path_len + f.rpath_len):
+            pf = &s.ports[s.paths[f.path_off + j]]
+            if pf.ev_mark < 0:
+                continue
+            pg = &s.ports[s.paths[g.path_off + j]]
+            d = <double>pg.ev_done + pg.ev_skipped - pf.ev_mark
+            pf.ev_mark = -1.0
+            if d > 0:
+                pf.ev_skipped += d
+                total += d
+    n = <int64_t>(total + 0.5)
+    a.events_skipped += n
+    a.skipped_by[3] += n
 
 
 cdef void _mirror_state(Sim* s, Skip* sk) noexcept nogil:
@@ -166,17 +230,34 @@ cdef void mirror_lead_post(Sim* s, int32_t fi, int64_t nbytes) noexcept nogil:
 cdef bint mirror_take_post(Sim* s, int32_t fi, int64_t nbytes) noexcept nogil:
     """Data posted to connection fi, held in a mirror: taken (its size grows; True)
     if its leader's connection has had data posted at this moment and has as much
-    since the mirror began (several posts of this moment: at least as much; the
-    check at the end of the moment wants the same), else False (the caller ends
-    the mirror)."""
+    since the mirror began (several posts of this moment: at least as much), or if
+    no post of the leader's is waiting for it: the workload may post to the twins
+    of one moment in any order (measured: moe 32 GPUs, HPCC, the DP ring posts of
+    rails 2-7 came before rail 0's, at the same picosecond), so the mirror takes it
+    ahead of its leader (Skip.wait_posts below 0) and a check at the end of this
+    moment (mirror_check) wants the same data on both, or parts them; only while
+    the leader's connection is still sending (a mirror that follows an idle one
+    would end quiet in the leader's state before that check, with data its leader
+    never had).  False if fi is no mirror's connection, or the post is not taken
+    (the caller ends the mirror)."""
     cdef Skip* sk = NULL
-    cdef int32_t j = skip_find(s, fi, &sk), lf
+    cdef int32_t j = skip_find(s, fi, &sk), lf, slot
     cdef Flow* f = &s.flows[fi]
     if j < 0 or not sk.mirror:
         return False
     lf = sk.lead_flows[j]
-    if lf < 0 or sk.wait_posts <= 0 or f.size + nbytes - f.snd_una > s.flows[lf].size - sk.lead_una0[j]:
+    if lf < 0:
         return False
+    if sk.wait_posts > 0:
+        if f.size + nbytes - f.snd_una > s.flows[lf].size - sk.lead_una0[j]:
+            return False
+    else:
+        slot = s.acc.part_skip[s.acc.part_of[fi]]
+        if slot < 0 or &s.acc.skips[slot] != sk or not s.acc.active[lf]:
+            return False
+        if heap_push(s, s.now, EV_MSG_NOTE, -1 - slot, sk.token) != 0:
+            s.fail = 1
+            return False
     f.size += nbytes
     sk.wait_posts -= 1
     return True
@@ -206,12 +287,22 @@ cdef bint mirror_check(Sim* s, int32_t slot, int64_t token) noexcept nogil:
     sk = &s.acc.skips[slot]
     if sk.part < 0 or not sk.mirror or sk.token != token:
         return False
-    if sk.wait_posts > 0 or sk.n_join > 0 or not _same_data(s, sk):
-        why = 5 if sk.wait_posts > 0 or sk.n_join == 0 else 8
+    why = mirror_check_why(s, sk)
+    if why >= 0:
         sk.wait_posts = 0
         sk.n_join = 0
         _mirror_part(s, slot, why)
     return True
+
+
+cdef int32_t mirror_check_why(Sim* s, Skip* sk) noexcept nogil:
+    """At the end of a moment of posts or joins: -1 if the mirror and its leader
+    had the same (every post matched, in either order, and each connection has as
+    much data as its leader's twin), else why they part (PARTED_BY: 5 a post
+    missing on one side or data that differ, 8 a twin that did not join)."""
+    if sk.wait_posts != 0 or sk.n_join > 0 or not _same_data(s, sk):
+        return 5 if sk.wait_posts != 0 or sk.n_join == 0 else 8
+    return -1
 
 
 cdef void mirrors_end_but(Sim* s, int32_t P, int32_t fi) noexcept nogil:
@@ -309,7 +400,7 @@ cdef void mirror_follow_idle(Sim* s, int32_t fi) noexcept nogil:
             continue
         mf = a.skips[i].flows[j]
         f = &s.flows[mf]
-        if not (s.flows[fi].persistent and f.persistent
+        if a.skips[i].wait_posts < 0 or not (s.flows[fi].persistent and f.persistent
                 and f.size - f.snd_una == _lead_advance(s, &a.skips[i], j)):
             _mirror_part(s, i, 4)
         elif _quiet(s, &a.skips[i], fi):
@@ -335,6 +426,7 @@ cdef void mirror_quiet_end(Sim* s, int32_t slot) noexcept nogil:
             _mirror_part(s, slot, 6)
             return
     _mirror_state(s, sk)
+    _mirror_count(s, sk)
     for j in range(sk.n_flows):
         mf = sk.flows[j]
         lf = sk.lead_flows[j]
@@ -357,7 +449,7 @@ cdef void mirror_quiet_end(Sim* s, int32_t slot) noexcept nogil:
         f.next_avail = g.next_avail
         f.rto_mark = g.rto_mark + D
         f.rto_armed = 0                 # its held timer goes with its held packets
-        _count_packets(s, sk, f, B)
+        _count_packets(s, sk, f, B, not _twin_paths(s, sk, j))
     for j in range(sk.n_flows):         # (as _advance_flows: the CC state once every port's advance is known)
         if sk.lead_flows[j] < 0:
             continue
@@ -764,6 +856,7 @@ cdef void mirror_add(Sim* s, int32_t slot, int32_t fi, int32_t k) noexcept nogil
     j = skip_find(s, g, &lsk)
     sk.lead_rcv0[n] = s.flows[g].rcv_nxt + (0 if j < 0 else virt_rcv_bytes(s, lsk, j))
     sk.n_flows = n + 1
+    _mirror_mark(s, sk, n)
     f.next_avail -= d
     if f.nack_timer > 0:
         f.nack_timer -= d

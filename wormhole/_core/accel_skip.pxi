@@ -231,6 +231,7 @@ cdef void skip_end(Sim* s, int32_t slot, bint planned) noexcept nogil:
         if not planned and not sk.parted:
             s.acc.mirror_parts_by[7] += 1   # a skip-back of the mirror itself
         _mirror_state(s, sk)            # however it ends, a mirror takes its leader's state
+        _mirror_count(s, sk)            # and counts its leader's events since it began
     _advance_flows(s, sk, dt)           # 1. each flow moves on by what it sent in the skip
     _shift_queues(s, P, dt)             # 2. packets waiting in the partition's queues
     _return_events(s, sk, dt)           # 3. its held events, shifted, back into the heap
@@ -271,7 +272,7 @@ cdef void _advance_flows(Sim* s, Skip* sk, int64_t dt) noexcept nogil:
             f.nack_timer += dt
         f.next_avail += dt
         f.rto_mark += B
-        _count_packets(s, sk, f, B)
+        _count_packets(s, sk, f, B, not sk.mirror or not _twin_paths(s, sk, i))
     for i in range(sk.n_flows):
         fi = sk.flows[i]
         f = &s.flows[fi]
@@ -297,30 +298,46 @@ cdef void _shift_window(Sim* s, int32_t fi, int64_t B, int64_t dt, int64_t t0) n
         w.idle_since += dt
 
 
-cdef void _count_packets(Sim* s, Skip* sk, Flow* f, int64_t B) noexcept nogil:
-    """The ports' counters (INT bytes, packets) advance by the B bytes' packets, and
-    the events a full run would have processed for them are counted as skipped."""
+cdef void _count_packets(Sim* s, Skip* sk, Flow* f, int64_t B, bint events) noexcept nogil:
+    """The ports' counters (INT bytes, packets) advance by the B bytes' packets and,
+    with ``events``, the events a full run would have processed for them are counted
+    as skipped, each on the port of its hop (Port.ev_skipped).  (A mirror's flow that
+    follows a twin on paths as long as its own counts its twin's events instead:
+    _mirror_count.)"""
     cdef Accel* a = &s.acc
     cdef int64_t npk = B // s.p.mtu
-    cdef double per = s.ports[s.paths[f.path_off]].wake_per_pkt
+    cdef double per = s.ports[s.paths[f.path_off]].wake_per_pkt, hop
     cdef int32_t j
+    cdef Port* pt
+    if events:
+        s.ports[s.paths[f.path_off]].ev_skipped += <double>npk * per
     for j in range(f.path_len):
-        s.ports[s.paths[f.path_off + j]].tx_bytes += npk * (s.p.mtu + s.p.hdr_bytes)
-        s.ports[s.paths[f.path_off + j]].skip_tx += npk * (s.p.mtu + s.p.hdr_bytes)
-        s.ports[s.paths[f.path_off + j]].tx_packets += npk
-        per += 1.0 + s.ports[s.paths[f.path_off + j]].txd_per_pkt
+        pt = &s.ports[s.paths[f.path_off + j]]
+        pt.tx_bytes += npk * (s.p.mtu + s.p.hdr_bytes)
+        pt.skip_tx += npk * (s.p.mtu + s.p.hdr_bytes)
+        pt.tx_packets += npk
+        hop = 1.0 + pt.txd_per_pkt
+        per += hop
+        if events:
+            pt.ev_skipped += <double>npk * hop
     for j in range(f.rpath_len):
-        s.ports[s.paths[f.rpath_off + j]].tx_bytes += npk * s.p.ack_bytes
-        s.ports[s.paths[f.rpath_off + j]].skip_tx += npk * s.p.ack_bytes
-        s.ports[s.paths[f.rpath_off + j]].tx_packets += npk
-        per += 1.0 + s.ports[s.paths[f.rpath_off + j]].txd_per_pkt
+        pt = &s.ports[s.paths[f.rpath_off + j]]
+        pt.tx_bytes += npk * s.p.ack_bytes
+        pt.skip_tx += npk * s.p.ack_bytes
+        pt.tx_packets += npk
+        hop = 1.0 + pt.txd_per_pkt
+        per += hop
+        if events:
+            pt.ev_skipped += <double>npk * hop
+    a.bytes_skipped += B
+    if not events:
+        return
     # each packet: an arrival per hop of data and ACK, the transmission ends that
     # were events there (txd_per_pkt), and the NIC wake-ups that pacing cost per
     # packet before the skip
     npk = <int64_t>(<double>npk * per + 0.5)
     a.events_skipped += npk
     a.skipped_by[3 if sk.mirror else (1 if sk.memo else (2 if sk.follow else 0))] += npk
-    a.bytes_skipped += B
 
 
 cdef void _shift_queues(Sim* s, int32_t P, int64_t dt) noexcept nogil:

@@ -166,6 +166,13 @@ ctypedef struct Port:
     int64_t wake_samples   # host: data packets sent (samples of wake_per_pkt)
     double txd_per_pkt     # recent transmission-done events per packet sent (averaged as wake_per_pkt,
                            # over tx_packets): the rest ended unscheduled; a fast-forward counts them likewise
+    int64_t ev_done     # events processed on this port's behalf: its transmission ends, a NIC's wake-ups,
+                        # arrivals over its link at the far end (run_loop); every event of a packet's
+                        # hop lands on the hop's egress port, so a flow's events are on its paths' ports
+    double ev_skipped   # events a fast-forward counted as skipped on this port's behalf (_count_packets,
+                        # a mirror's end: _mirror_count)
+    double ev_mark      # a mirror's port: its twin port's ev_done + ev_skipped when the mirror began
+                        # following it (-1: none; accel_mirror.pxi _mirror_mark)
     int32_t wire_head   # packets on the link whose arrival is not in the heap yet, in arrival order
     int32_t wire_tail   # (linked by Packet.next): each enters the heap when the one ahead arrives
     int32_t wire_heap   # this port's arrivals in the heap (at most one unless a fast-forward flushed
@@ -413,7 +420,8 @@ ctypedef struct Skip:
     uint8_t parted      # 1: ended because the leader changed (not a skip-back)
     int32_t wait_posts  # a mirror: data posted to the leader's connections that its own have not had
                         # yet (the workload posts to both at the same moment; checked then, at
-                        # an EV_MSG_NOTE with a = -1 - slot, b = token)
+                        # an EV_MSG_NOTE with a = -1 - slot, b = token); below 0: posts its own
+                        # took ahead of the leader's at this moment (checked the same way)
     int32_t* join_lead  # a mirror: leader's flows that joined its partition at this moment whose twins
                         # have not joined the mirror's yet (mirror_admit; checked as wait_posts is)
     int32_t n_join      # how many (0 outside that moment)

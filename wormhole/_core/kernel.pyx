@@ -1034,6 +1034,7 @@ cdef int run_loop(Sim* s, int64_t until, int32_t* user) noexcept nogil:
         s.pops[e.kind] += 1
         if e.kind == EV_TX_DONE:
             s.ports[e.a].busy = 0
+            s.ports[e.a].ev_done += 1
             if s.is_switch[s.ports[e.a].node]:
                 switch_try_send(s, e.a)
             else:
@@ -1041,6 +1042,7 @@ cdef int run_loop(Sim* s, int64_t until, int32_t* user) noexcept nogil:
             if not s.ports[e.a].busy:
                 s.txdone_idle += 1
         elif e.kind == EV_ARRIVE:
+            s.ports[s.ports[e.a].peer].ev_done += 1     # (the link's egress port: wire_next's)
             if s.port_cut == NULL or not s.port_cut[s.ports[e.a].peer]:
                 wire_next(s, s.ports[e.a].peer)
             if s.pkts[e.b].kind != PK_DATA:
@@ -1053,6 +1055,7 @@ cdef int run_loop(Sim* s, int64_t until, int32_t* user) noexcept nogil:
                 continue
             s.ports[e.a].wake_t = -1
             s.ports[e.a].wakes_pending += 1
+            s.ports[e.a].ev_done += 1
             if port_busy(s, e.a):
                 s.wake_idle += 1        # nothing can start: the TX_DONE ahead will try again
                 s.wake_busy += 1
@@ -1193,6 +1196,7 @@ cdef void _load_fabric(Sim* s, fab) except *:
         s.ports[i].error_rate = port_error[i]
         s.ports[i].wake_t = -1
         s.ports[i].txd_per_pkt = 1.0
+        s.ports[i].ev_mark = -1.0
         s.ports[i].wire_head = NO_PKT
         s.ports[i].wire_tail = NO_PKT
         for q in range(NQ):
@@ -1785,6 +1789,8 @@ cdef class Kernel:
             "qbytes_total": pt.qbytes_total,
             "tx_bytes": pt.tx_bytes,
             "tx_packets": pt.tx_packets,
+            "events": pt.ev_done,
+            "events_skipped": pt.ev_skipped,
             "ingress": [m.ingress[q] for q in range(NQ)],
             "hdrm": [m.hdrm[q] for q in range(NQ)],
             "egress": [m.egress[q] for q in range(NQ)],
