@@ -118,6 +118,8 @@ def main():
                     help="accelerated runs sample the CC's committed rate (HPCC's Rc) in the steady window")
     ap.add_argument("--mirrors", action="store_true", help="accelerated runs with mirrors (memo_mirrors, the default)")
     ap.add_argument("--no-mirrors", action="store_true", help="accelerated runs without mirrors")
+    ap.add_argument("--mirrors-both", action="store_true",
+                    help="each accelerated run twice against one full run: without mirrors, then with")
     ap.add_argument("--json", action="store_true", help="one JSON object per row")
     args = ap.parse_args()
     knobs = [[]]
@@ -135,6 +137,10 @@ def main():
         knobs = [k + ["--mirrors"] for k in knobs]
     if args.no_mirrors:
         knobs = [k + ["--no-mirrors"] for k in knobs]
+    if args.mirrors_both and (args.mirrors or args.no_mirrors):
+        ap.error("--mirrors-both runs both: leave out --mirrors and --no-mirrors")
+    if args.mirrors_both:
+        knobs = [k + x for k in knobs for x in (["--no-mirrors"], ["--mirrors"])]
     rows = []
     if not args.json:
         print(HEADER, flush=True)

@@ -19,6 +19,7 @@ one of them (a long run in pieces).
                                      [--collective flows|ring] [--offsets spread|actual]
                                      [--host] [--slots blocked|interleaved]
                                      [--ring server|rank] [--ranks blocked|alternate]
+                                     [--volume rate|gradient|profile|ring] [--sender profile|rate|transport]
 
 ``--host`` adds the servers' host I/O (wormhole.cluster.host.V100_SXM2) so the
 two jobs also contend for PCIe switch uplinks and socket memory; ``--slots``
@@ -72,6 +73,10 @@ def main():
                     "order, as NCCL orders a ring of per-pod hosts); default: the spec's ring")
     ap.add_argument("--ranks", default="blocked", help="the jobs' ranks over the two servers: blocked (0-3 on "
                     "server 0) or alternate (rank r on server r mod 2); matters with --ring rank")
+    ap.add_argument("--volume", default="rate", help="the fabric models' bytes per iteration: rate (default), "
+                    "gradient, profile or ring (the gradient's ring all-reduce, at most rate's bytes)")
+    ap.add_argument("--sender", default="profile", help="the fabric models' sender: profile (default), rate (at "
+                    "V_net / N, the rest a fixed pause) or transport")
     args = ap.parse_args()
     if args.csv:
         try:
@@ -84,7 +89,10 @@ def main():
             raise WormholeError("--slots must be one of %s" % ", ".join(SLOTS), value=args.slots)
         if args.ranks not in RANKS:
             raise WormholeError("--ranks must be one of %s" % ", ".join(RANKS), value=args.ranks)
-        from wormhole.cluster.fabric import RING_ORDERS
+        from wormhole.cluster.fabric import RING_ORDERS, SENDERS, VOLUME_SOURCES
+        for what, v, names in (("--volume", args.volume, VOLUME_SOURCES), ("--sender", args.sender, SENDERS)):
+            if v not in names:
+                raise WormholeError("%s must be one of %s" % (what, ", ".join(names)), value=v)
         if args.ring is not None and args.ring not in RING_ORDERS:
             raise WormholeError("--ring must be one of %s" % ", ".join(RING_ORDERS), value=args.ring)
         if args.transport or args.buffer or args.host:
@@ -105,7 +113,8 @@ def main():
                   "(target %.1f MB/s = efficiency x line)" % (
                       c["transport"], b, c["line_Bps"] / 1e6, c["own_goodput_Bps"] / 1e6, c["wire_factor"],
                       c["goodput_Bps"] / 1e6, (c["target_Bps"] or 0) / 1e6))
-    hop = {"packet_hop_bytes": args.hop, "collective": args.collective, "offsets": args.offsets, "ring": args.ring}
+    hop = {"packet_hop_bytes": args.hop, "collective": args.collective, "offsets": args.offsets, "ring": args.ring,
+           "volume": args.volume, "sender": args.sender}
     runs = [(m, m, dict(hop)) for m in args.models.split(",")]
     if args.variants:
         for b in ("flow", "packet"):

@@ -38,7 +38,7 @@ from wormhole.cluster.metrics import FIGURES  # noqa: E402
 from wormhole.cluster.spec import parse_size  # noqa: E402
 
 OVERRIDE = {}       # transport / buffer_bytes / host replacing the specs' (--transport, --buffer, --host)
-FABRIC = {}         # the fabric models' options (--collective, --offsets, --hop, --ring)
+FABRIC = {}         # the fabric models' options (--collective, --offsets, --hop, --ring, --volume, --sender)
 SEEDS = [None]      # placement tie seeds (--tie-seeds; None: the lowest server index)
 
 
@@ -106,16 +106,25 @@ def main():
     ap.add_argument("--host", action="store_true", help="the testbed servers' host I/O (V100_SXM2) in the specs")
     ap.add_argument("--tie-seeds", help="comma-separated placement tie seeds: one run per seed and their mean")
     ap.add_argument("--ring", help="the fabric models' ring order: server or rank (default: the specs' ring)")
+    ap.add_argument("--volume", default="rate", help="the fabric models' bytes per iteration: rate (default), "
+                    "gradient, profile or ring")
+    ap.add_argument("--sender", default="profile", help="the fabric models' sender: profile (default), rate or "
+                    "transport")
     args = ap.parse_args()
     from wormhole.cluster.fabric import RING_ORDERS
     if args.ring is not None and args.ring not in RING_ORDERS:
         sys.exit("cluster_testbed: error: --ring must be one of %s (value: %r)" % (", ".join(RING_ORDERS), args.ring))
+    from wormhole.cluster.fabric import SENDERS, VOLUME_SOURCES
+    for what, v, names in (("--volume", args.volume, VOLUME_SOURCES), ("--sender", args.sender, SENDERS)):
+        if v not in names:
+            sys.exit("cluster_testbed: error: %s must be one of %s (value: %r)" % (what, ", ".join(names), v))
     if args.host:
         from wormhole.cluster.host import V100_SXM2
         OVERRIDE["host"] = V100_SXM2
     if args.tie_seeds:
         SEEDS[:] = [int(x) for x in args.tie_seeds.split(",")]
-    FABRIC.update(collective=args.collective, offsets=args.offsets, packet_hop_bytes=args.hop, ring=args.ring)
+    FABRIC.update(collective=args.collective, offsets=args.offsets, packet_hop_bytes=args.hop, ring=args.ring,
+                  volume=args.volume, sender=args.sender)
     POLICIES[:] = args.policies.split(",")
     if args.transport:
         OVERRIDE["transport"] = args.transport

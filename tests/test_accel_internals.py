@@ -207,3 +207,22 @@ def test_no_memo_replay_starts_while_the_moment_of_its_partition_is_open():
     assert T._py_skip_try_moment(2, [(101, "tx", 0, 0)], 100, other=[2])[2] is False      # a later moment
     assert T._py_skip_try_moment(2, [(100, "tx", 2, 2)], 100, other=[2])[2] is False      # another partition's port
     assert T._py_skip_try_moment(2, [], 100)[2] is False
+
+
+def test_a_mirror_takes_posts_in_either_order_and_the_moment_s_end_compares_them():
+    """A mirror's connection (flow 0) and its leader's (flow 1), 1,000 bytes posted to each when
+    the mirror began.  The workload may post to the twins of one moment in either order: a post to
+    the mirror's connection before the leader's is taken ahead (wait_posts -1), and the leader's,
+    later in the moment, evens it; each post schedules the end-of-moment check (one event each).
+    The check keeps the mirror (-1) only if every post matched and both have the same data (1,100
+    bytes each); otherwise it parts them as post_missing (PARTED_BY index 5)."""
+    from wormhole._core.testing import _py_mirror_posts as posts
+    assert posts([("l", 100), ("m", 100)]) == ([True], 0, -1, 1)      # the leader's first (as before)
+    assert posts([("m", 100), ("l", 100)]) == ([True], 0, -1, 2)      # the mirror's first
+    assert posts([("m", 100)]) == ([True], -1, 5, 1)                  # the leader never gets its own
+    assert posts([("m", 100), ("l", 200)]) == ([True], 0, 5, 2)       # 1,100 against 1,200 bytes
+    assert posts([("m", 50), ("m", 50), ("l", 100)]) == ([True, True], -1, 5, 3)   # other message ends
+    # more than the leader's has (1,200 against 1,100): refused, the caller ends the mirror
+    assert posts([("l", 100), ("m", 200)]) == ([False], 1, 5, 1)
+    # the leader's connection is idle (the mirror follows it idle): nothing is taken ahead
+    assert posts([("m", 100)], lead_sending=False) == ([False], 0, -1, 0)

@@ -92,3 +92,8 @@ cdef int64_t onoff_bound(Sim* s, Skip* sk, int64_t t_end) noexcept nogil  # the 
 cdef double _horizon_onoff(Sim* s, int32_t P) noexcept nogil      # _horizon with on/off members (s.acc.oo)
 cdef int64_t cycle_idle(Sim* s, int32_t fi) noexcept nogil     # idle in its own last cycle
 cdef bint cycle_goodput(Sim* s, int32_t q, double theta, double* g) noexcept nogil  # over a steady ring cycle
+# mirrors' posts (accel_mirror.pxi): a post to a mirror's connection taken or not; one to a leader's;
+# the verdict at the end of the moment (-1: the same data on both, else PARTED_BY index)
+cdef bint mirror_take_post(Sim* s, int32_t fi, int64_t nbytes) noexcept nogil
+cdef void mirror_lead_post(Sim* s, int32_t fi, int64_t nbytes) noexcept nogil
+cdef int32_t mirror_check_why(Sim* s, Skip* sk) noexcept nogil

@@ -230,17 +230,34 @@ cdef void mirror_lead_post(Sim* s, int32_t fi, int64_t nbytes) noexcept nogil:
 cdef bint mirror_take_post(Sim* s, int32_t fi, int64_t nbytes) noexcept nogil:
     """Data posted to connection fi, held in a mirror: taken (its size grows; True)
     if its leader's connection has had data posted at this moment and has as much
-    since the mirror began (several posts of this moment: at least as much; the
-    check at the end of the moment wants the same), else False (the caller ends
-    the mirror)."""
+    since the mirror began (several posts of this moment: at least as much), or if
+    no post of the leader's is waiting for it: the workload may post to the twins
+    of one moment in any order (measured: moe 32 GPUs, HPCC, the DP ring posts of
+    rails 2-7 came before rail 0's, at the same picosecond), so the mirror takes it
+    ahead of its leader (Skip.wait_posts below 0) and a check at the end of this
+    moment (mirror_check) wants the same data on both, or parts them; only while
+    the leader's connection is still sending (a mirror that follows an idle one
+    would end quiet in the leader's state before that check, with data its leader
+    never had).  False if fi is no mirror's connection, or the post is not taken
+    (the caller ends the mirror)."""
     cdef Skip* sk = NULL
-    cdef int32_t j = skip_find(s, fi, &sk), lf
+    cdef int32_t j = skip_find(s, fi, &sk), lf, slot
     cdef Flow* f = &s.flows[fi]
     if j < 0 or not sk.mirror:
         return False
     lf = sk.lead_flows[j]
-    if lf < 0 or sk.wait_posts <= 0 or f.size + nbytes - f.snd_una > s.flows[lf].size - sk.lead_una0[j]:
+    if lf < 0:
         return False
+    if sk.wait_posts > 0:
+        if f.size + nbytes - f.snd_una > s.flows[lf].size - sk.lead_una0[j]:
+            return False
+    else:
+        slot = s.acc.part_skip[s.acc.part_of[fi]]
+        if slot < 0 or &s.acc.skips[slot] != sk or not s.acc.active[lf]:
+            return False
+        if heap_push(s, s.now, EV_MSG_NOTE, -1 - slot, sk.token) != 0:
+            s.fail = 1
+            return False
     f.size += nbytes
     sk.wait_posts -= 1
     return True
@@ -270,12 +287,22 @@ cdef bint mirror_check(Sim* s, int32_t slot, int64_t token) noexcept nogil:
     sk = &s.acc.skips[slot]
     if sk.part < 0 or not sk.mirror or sk.token != token:
         return False
-    if sk.wait_posts > 0 or sk.n_join > 0 or not _same_data(s, sk):
-        why = 5 if sk.wait_posts > 0 or sk.n_join == 0 else 8
+    why = mirror_check_why(s, sk)
+    if why >= 0:
         sk.wait_posts = 0
         sk.n_join = 0
         _mirror_part(s, slot, why)
     return True
+
+
+cdef int32_t mirror_check_why(Sim* s, Skip* sk) noexcept nogil:
+    """At the end of a moment of posts or joins: -1 if the mirror and its leader
+    had the same (every post matched, in either order, and each connection has as
+    much data as its leader's twin), else why they part (PARTED_BY: 5 a post
+    missing on one side or data that differ, 8 a twin that did not join)."""
+    if sk.wait_posts != 0 or sk.n_join > 0 or not _same_data(s, sk):
+        return 5 if sk.wait_posts != 0 or sk.n_join == 0 else 8
+    return -1
 
 
 cdef void mirrors_end_but(Sim* s, int32_t P, int32_t fi) noexcept nogil:
@@ -373,7 +400,7 @@ cdef void mirror_follow_idle(Sim* s, int32_t fi) noexcept nogil:
             continue
         mf = a.skips[i].flows[j]
         f = &s.flows[mf]
-        if not (s.flows[fi].persistent and f.persistent
+        if a.skips[i].wait_posts < 0 or not (s.flows[fi].persistent and f.persistent
                 and f.size - f.snd_una == _lead_advance(s, &a.skips[i], j)):
             _mirror_part(s, i, 4)
         elif _quiet(s, &a.skips[i], fi):

@@ -430,7 +430,8 @@ ctypedef struct Skip:
     uint8_t parted      # 1: ended because the leader changed (not a skip-back)
     int32_t wait_posts  # a mirror: data posted to the leader's connections that its own have not had
                         # yet (the workload posts to both at the same moment; checked then, at
-                        # an EV_MSG_NOTE with a = -1 - slot, b = token)
+                        # an EV_MSG_NOTE with a = -1 - slot, b = token); below 0: posts its own
+                        # took ahead of the leader's at this moment (checked the same way)
     int32_t* join_lead  # a mirror: leader's flows that joined its partition at this moment whose twins
                         # have not joined the mirror's yet (mirror_admit; checked as wait_posts is)
     int32_t n_join      # how many (0 outside that moment)

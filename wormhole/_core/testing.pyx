@@ -26,7 +26,8 @@ from wormhole._core.int_hops cimport int_hops_shift
 from wormhole._core.accel cimport (accel_setup, win_alloc, win_push, _goodput, _steady_goodput, _horizon, skip_bytes,
                                    _rate_between, _reject_flow, _same_moment_pending, _moment_open, skip_try,
                                    _onoff_member, onoff_acked, onoff_delivered, onoff_note_time, onoff_resume,
-                                   onoff_bound, _horizon_onoff, cycle_goodput, cycle_idle)
+                                   onoff_bound, _horizon_onoff, cycle_goodput, cycle_idle,
+                                   mirror_take_post, mirror_lead_post, mirror_check_why)
 
 
 def _py_tx_time_ps(int64_t nbytes, int64_t bps, int64_t quantum_ps=1000):
@@ -735,6 +736,63 @@ def _py_onoff_run(double goodput, int64_t size, int64_t snd_una, int64_t snd_nxt
         out.append(s.acc.onoff_resumes)
         return out
     finally:
+        _toy_free(s)
+
+
+def _py_mirror_posts(list posts, int64_t size=1000, bint lead_sending=True):
+    """A mirror (skip slot 0, partition 0) whose one connection, flow 0, follows the
+    leader's connection, flow 1 (active in partition 1; sending unless ``lead_sending``
+    is False), both with ``size`` bytes posted when the mirror began and nothing
+    acknowledged.  ``posts`` are the moment's posts in order, each ('m', n) to the
+    mirror's connection or ('l', n) to the leader's.  Returns (for each 'm' post,
+    whether the mirror took it; Skip.wait_posts after them; the end-of-moment verdict,
+    mirror_check_why: -1 keeps the mirror, else the PARTED_BY index; the checks
+    scheduled for this moment)."""
+    cdef Sim* s = _toy_sim(2, _AccelCfg(8, 0.05))
+    cdef Accel* a = &s.acc
+    cdef Skip* sk
+    cdef int64_t n
+    taken = []
+    try:
+        a.skips = <Skip*>calloc(1, sizeof(Skip))
+        a.part_skip = <int32_t*>calloc(2, sizeof(int32_t))
+        if a.skips == NULL or a.part_skip == NULL:
+            raise MemoryError()
+        a.n_skips = 1
+        a.n_mirroring = 1
+        a.part_skip[0] = 0
+        a.part_skip[1] = -1
+        sk = &a.skips[0]
+        sk.flows = <int32_t*>calloc(1, sizeof(int32_t))
+        sk.lead_flows = <int32_t*>calloc(1, sizeof(int32_t))
+        sk.lead_una0 = <int64_t*>calloc(1, sizeof(int64_t))
+        if sk.flows == NULL or sk.lead_flows == NULL or sk.lead_una0 == NULL:
+            raise MemoryError()
+        sk.n_flows = 1
+        sk.flows[0] = 0
+        sk.lead_flows[0] = 1
+        sk.lead_una0[0] = 0
+        sk.mirror = 1
+        sk.part = 0
+        sk.token = 1
+        for i in range(2):
+            s.flows[i].persistent = 1
+            s.flows[i].size = size
+            a.part_of[i] = i
+        a.active[0] = 1
+        a.active[1] = 1 if lead_sending else 0
+        for who, n in posts:
+            if who == "m":
+                ok = mirror_take_post(s, 0, n)
+                taken.append(bool(ok))
+            else:
+                s.flows[1].size += n
+                mirror_lead_post(s, 1, n)
+        return taken, sk.wait_posts, mirror_check_why(s, sk), s.heap_n
+    finally:
+        free(s.heap)
+        s.heap = NULL
+        s.heap_n = 0
         _toy_free(s)
 
 

@@ -37,13 +37,16 @@ def add_arguments(p):
     p.add_argument("--volume", default="rate", choices=VOLUME_SOURCES,
                    help="what an iteration sends in the flow/packet models: rate (default: the worker's "
                         "measured rate V_net/N over the profiled iteration less its compute), gradient (ring "
-                        "all-reduce of grad_mb) or profile (V_net/N x T_net)")
+                        "all-reduce of grad_mb), profile (V_net/N x T_net) or ring (the gradient's ring all-reduce, "
+                        "at most rate's bytes, after the compute) or rate-ddp (rate's bytes in DDP buckets during the "
+                        "backward pass)")
     p.add_argument("--iteration", default="ddp", choices=("ddp", "serial"),
                    help="with --volume gradient or profile: ddp (backward interleaved with 25 MB bucket "
                         "all-reduces, default) or serial (compute, then one all-reduce)")
     p.add_argument("--sender", default="profile", choices=SENDERS,
                    help="flow/packet models: a worker hands its bytes to the connection at its profiled rate "
-                        "(profile, default) or all at once (transport)")
+                        "(profile, default), at its measured rate V_net/N with the rest of the iteration a fixed pause "
+                        "(rate) or all at once (transport)")
     p.add_argument("--ring", default=None, choices=RING_ORDERS,
                    help="flow/packet models: ring order server by server (as NCCL orders a node's GPUs) or "
                         "rank (the order the policy placed the workers); default: the cluster spec's ring")

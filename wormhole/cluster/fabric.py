@@ -27,15 +27,32 @@ What a job's iteration puts on the fabric (``volume``):
   are all-reduced one after another; ``overlap=False`` sends the whole
   gradient after the backward pass.
 - ``profile``: like ``gradient`` with V_net / N x T_net bytes.
+- ``rate-ddp``: the ``rate`` bytes, but sent as PyTorch DDP sends a gradient:
+  in buckets (``first_bucket_mb``, then ``bucket_mb``, in proportion to the
+  trace's gradient) that become ready during the backward pass of the
+  compute without communication (2/3 of it), all-reduced one after another
+  while the backward pass goes on; the sender's rate (``profile``) is then
+  the one that ends the job's iteration alone at its profile, lower than c
+  since the communication has the backward pass too.
+- ``ring``: the bytes a ring all-reduce of the gradient moves, 2 (N - 1) / N
+  x grad_mb per worker, but no more than the ``rate`` source's c x (T_iter -
+  compute) (the most the worker's measured rate moves in the time the profile
+  leaves for communication: where the trace's gradient is larger, the profile
+  cannot have moved it, and the profile wins), sent after the compute like
+  ``rate``.  With ``sender="rate"`` the worker sends them at c and the rest of
+  the communication time is a fixed pause (latency, synchronisation), which
+  the NIC does not stretch: only the bytes meet the co-runners.
 
 How the worker hands the bytes to its connection (``sender``): ``profile``
 (default) at the rate that makes the job alone on one server take its profiled
 iteration (for ``rate``: c), in ``CHUNKS`` pieces, so a worker the software
 limits stays limited when it crosses a NIC and the NIC's share binds only
-when it is lower; ``transport``: all at once, as fast as the transport goes,
-and the part of the profiled iteration no transfer explains is a fixed pause
-(kernel launches, synchronisation): max(0, T_iter - T_fab(alone, packed, no
-pause)).
+when it is lower; ``rate``: at the worker's measured rate c = V_net / N, in
+``CHUNKS`` pieces, whatever the bytes, and the part of the profiled iteration
+the transfer does not fill is a fixed pause (below); ``transport``: all at
+once, as fast as the transport goes, and the part of the profiled iteration no
+transfer explains is a fixed pause (kernel launches, synchronisation):
+max(0, T_iter - T_fab(alone, packed, no pause)).
 
 How a bucket's all-reduce goes on the connections (``collective``):
 ``flows`` (default), each worker's whole share as one message to its
@@ -317,12 +334,12 @@ class FabricContention:
         """Buckets overlap the backward pass (``overlap`` and a gradient or
         profile volume; the ``rate`` source's communication time is what the
         profile shows beyond the compute, so it follows the compute)."""
-        return self.overlap and self.volume != "rate"
+        return self.overlap and self.volume in ("gradient", "profile", "rate-ddp")
 
     def compute_s(self, r):
         """Compute time of one iteration as replayed: the profile's, or for the
         ``rate`` source :func:`compute_only_s`."""
-        return compute_only_s(r) if self.volume == "rate" else r.profile.compute_s
+        return compute_only_s(r) if self.volume in ("rate", "ring", "rate-ddp") else r.profile.compute_s
 
     def sender_Bps(self, r):
         """Payload bytes/s at which each worker hands its messages to its
@@ -331,6 +348,8 @@ class FabricContention:
         the buckets sent one after another at that rate (for ``volume="rate"``
         it is c = V_net / N).  None with ``sender="transport"`` or when the
         profile shows no network time (all at once)."""
+        if self.sender == "rate":
+            return measured_rate_Bps(r)
         if self.sender != "profile":
             return None
         key = (r.model, r.gpus)
@@ -422,11 +441,11 @@ class FabricContention:
         return [run.mean_iteration_ps() * scale / S for run in runs]
 
 
-VOLUME_SOURCES = ("rate", "gradient", "profile")
+VOLUME_SOURCES = ("rate", "gradient", "profile", "ring", "rate-ddp")
 # the transports' timer floors (Config, us) the time scaling divides; each timer is at least a multiple of the
 # RTT, which the scaling leaves (the kernel's fixed `rto` is not scaled: below the RTT it would fire spuriously)
 TIMEOUTS = ("tcp_pto_min", "tcp_rto_min")
-SENDERS = ("profile", "transport")
+SENDERS = ("profile", "transport", "rate")
 # how a bucket's all-reduce goes on the connections: ``flows``, each worker's whole share as one paced message to its
 # successor, the connections independent; ``ring``, NCCL's ring: 2 (N - 1) steps, a worker sending step s + 1 only once
 # step s from its predecessor has arrived (so the slowest link holds every worker back, step by step)
@@ -455,13 +474,23 @@ def sync_bytes(r, source="gradient"):
     iteration's communication time, the profiled iteration less
     :func:`compute_only_s`; ``gradient``: a ring all-reduce of the model's
     gradient, 2 (N - 1) / N x grad_mb; ``profile``: MoSim's per-worker demand
-    times the profiled networking time, V_net / N x T_net."""
+    times the profiled networking time, V_net / N x T_net; ``ring``: the
+    ``gradient`` bytes, at most the ``rate`` ones."""
     p = r.profile
     if source == "gradient":
         return 2.0 * (r.gpus - 1) / r.gpus * r.entry.grad_mb * 1e6
-    if source == "rate":
+    if source in ("rate", "rate-ddp"):
         return p.volume_mbps / r.gpus * max(0.0, p.iteration_s - compute_only_s(r)) * 1e6
+    if source == "ring":
+        return min(sync_bytes(r, "gradient"), sync_bytes(r, "rate"))
     return p.volume_mbps / r.gpus * p.network_s * 1e6
+
+
+def measured_rate_Bps(r):
+    """The worker's measured rate c = V_net / N (payload B/s), or None when
+    the profile shows none (the bytes then go all at once)."""
+    c = r.profile.volume_mbps / r.gpus * 1e6 if r.gpus > 0 else 0.0
+    return c if c > 0 else None
 
 
 class _JobReplay:
