@@ -116,6 +116,8 @@ def main():
     ap.add_argument("--steady-goodput", action="store_true", help="accelerated runs also use the goodput test")
     ap.add_argument("--steady-committed", action="store_true",
                     help="accelerated runs sample the CC's committed rate (HPCC's Rc) in the steady window")
+    ap.add_argument("--steady-onoff", action="store_true",
+                    help="accelerated runs carry ring connections through idle spells (steady_onoff)")
     ap.add_argument("--mirrors", action="store_true", help="accelerated runs with mirrors (memo_mirrors, the default)")
     ap.add_argument("--no-mirrors", action="store_true", help="accelerated runs without mirrors")
     ap.add_argument("--mirrors-both", action="store_true",
@@ -131,6 +133,8 @@ def main():
         knobs = [k + ["--steady-goodput"] for k in knobs]
     if args.steady_committed:
         knobs = [k + ["--steady-committed"] for k in knobs]
+    if args.steady_onoff:
+        knobs = [k + ["--steady-onoff"] for k in knobs]
     if args.mirrors and args.no_mirrors:
         ap.error("--mirrors and --no-mirrors contradict each other")
     if args.mirrors:

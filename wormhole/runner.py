@@ -104,9 +104,9 @@ def workload_parser():
     ap.add_argument("--steady-committed", action="store_true",
                     help="accelerated mode: the steady window samples the congestion control's committed rate "
                          "(HPCC's Rc; config steady_committed; see `python -m wormhole params`)")
-    ap.add_argument("--no-steady-onoff", action="store_true",
-                    help="accelerated mode: steady skips end before a connection runs out of posted data "
-                         "(config steady_onoff=false; see `python -m wormhole params`)")
+    ap.add_argument("--steady-onoff", action="store_true",
+                    help="accelerated mode: steady skips carry ring connections through their idle spells "
+                         "(config steady_onoff, off by default; see `python -m wormhole params`)")
     ap.add_argument("--mirrors", action="store_true",
                     help="accelerated mode: twins that form at the same moment follow one simulated twin "
                          "(config memo_mirrors, the default; see `python -m wormhole params`)")
@@ -179,8 +179,8 @@ def run_workload(args, keep=None):
             knobs["steady_goodput"] = True
         if getattr(args, "steady_committed", False):
             knobs["steady_committed"] = True
-        if getattr(args, "no_steady_onoff", False):
-            knobs["steady_onoff"] = False
+        if getattr(args, "steady_onoff", False):
+            knobs["steady_onoff"] = True
         if getattr(args, "mirrors", False) and getattr(args, "no_mirrors", False):
             raise wh.WormholeError("--mirrors and --no-mirrors contradict each other")
         if getattr(args, "mirrors", False):
