@@ -77,6 +77,20 @@ def test_contended_fabric_options():
     assert default_fabric(args).name == wh.rail_optimized(32).name
 
 
+@pytest.mark.parametrize("opt", [["--rate", "99.9999"], ["--fabric", "rail"], ["--servers-per-segment", "2"],
+                                 ["--oversubscription", "2"]])
+def test_default_fabric_options_are_refused_beside_a_topology_file(opt, capsys):
+    """--topology FILE is the fabric: an option of the default fabric beside it would be ignored
+    (a noise run at 1 ppm slower links was once the same run), so it is one line and exit 2."""
+    with pytest.raises(SystemExit) as e:
+        workload_parser().parse_args(["gpt13b", "--topology", "t.txt"] + opt)
+    assert e.value.code == 2
+    err = capsys.readouterr().err.strip()
+    assert len(err.splitlines()) == 1 and opt[0] in err and "t.txt" in err
+    args = workload_parser().parse_args(["gpt13b", "--topology", "t.txt"])
+    assert (args.rate, args.fabric, args.oversubscription) == (100.0, "rail", 1.0)
+
+
 def test_contended_pair_without_a_steady_rate_is_not_skipped():
     """DCQCN's rates around a shared bottleneck never settle within theta over a
     window: nothing is skipped, every FCT is the full run's, and the reject

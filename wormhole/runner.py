@@ -20,6 +20,29 @@ class _Parser(argparse.ArgumentParser):
         sys.stderr.write("wormhole.bench: error: %s\n" % message)
         sys.exit(2)
 
+    def parse_args(self, args=None, namespace=None):
+        ns = super().parse_args(args, namespace)
+        if hasattr(ns, "topology"):
+            _fabric_options(self, ns)
+        return ns
+
+
+# the default fabric's options: with --topology FILE the file's links and rates are the fabric
+FABRIC_DEFAULTS = (("rate", "--rate", 100.0), ("fabric", "--fabric", "rail"),
+                   ("servers_per_segment", "--servers-per-segment", None),
+                   ("oversubscription", "--oversubscription", 1.0))
+
+
+def _fabric_options(ap, ns):
+    """Refuse the default fabric's options beside --topology (they would be ignored), then give
+    the ones not set their defaults."""
+    for attr, flag, default in FABRIC_DEFAULTS:
+        if getattr(ns, attr, None) is not None and ns.topology:
+            ap.error("%s %s: the fabric is --topology %s, whose links keep the file's rates "
+                     "(%s shapes the default fabric only)" % (flag, getattr(ns, attr), ns.topology, flag))
+        if getattr(ns, attr, None) is None:
+            setattr(ns, attr, default)
+
 
 def gpt_argv(model, gpus, cc, pp, chunk_mb=None, micro_batches_pp=4):
     """bench arguments of a TP8 training run (PP > 1 runs get micro-batches to pipeline)."""
@@ -84,15 +107,15 @@ def workload_parser():
     ap.add_argument("--layers", type=int, help="override the model's layer count (quick runs)")
     ap.add_argument("--gpu", choices=("a100", "h100"))
     ap.add_argument("--topology", help="topology file (default: the rail-optimized fabric for --gpus)")
-    ap.add_argument("--rate", type=float, default=100.0, help="link rate of the default fabric, Gb/s")
-    ap.add_argument("--fabric", choices=("rail", "fattree"), default="rail",
+    ap.add_argument("--rate", type=float, help="link rate of the default fabric, Gb/s (default 100)")
+    ap.add_argument("--fabric", choices=("rail", "fattree"),
                     help="the default fabric without --topology: rail-optimized (default), or the smallest k-ary "
                          "fat-tree with a host per GPU (k even, k^3/4 >= --gpus; GPUs on its first hosts)")
     ap.add_argument("--servers-per-segment", type=int,
                     help="rail fabric: servers per rail segment (default min(servers, 32)); segments are joined "
                          "by the spines, so a small value makes traffic between segments cross spines")
-    ap.add_argument("--oversubscription", type=float, default=1.0,
-                    help="rail fabric: leaf-to-spine oversubscription R (servers-per-segment / R spines)")
+    ap.add_argument("--oversubscription", type=float,
+                    help="rail fabric: leaf-to-spine oversubscription R (servers-per-segment / R spines; default 1)")
     ap.add_argument("--workload", help="a SimAI/AICB workload file (with model 'simai')")
     ap.add_argument("--chunk-mb", type=float, default=4.0, help="NCCL-style chunk size of collectives, MB")
     ap.add_argument("--steady-window", type=int, metavar="L",
