@@ -230,3 +230,16 @@ def test_every_reference_run_on_two_threads_equal_to_the_ns(d):
     if os.path.exists(os.path.join(d, "pfc.txt")) and "fixed" in d:
         with open(os.path.join(d, "pfc.txt")) as fh:
             assert [l.rstrip("\n") for l in net.pfc_lines()] == fh.read().splitlines()
+
+
+def test_every_packet_event_is_counted_on_one_port_with_threads():
+    """Per-port event counts (port_state: events) add up to the packet events with threads as in
+    the sequential run: an arrival over a cut link counts on the receiving process's port, not on
+    the sending port another thread owns."""
+    topo = wh.fat_tree(4)
+    flows = _random_flows(topo, 40, seed=3)
+    for cfg in (wh.Config.preset("hpcc"), wh.Config.preset("hpcc").copy(threads=2, lps=4)):
+        net = _run(topo, flows, cfg)
+        by = net.stats["events_by_kind"]
+        total = sum(net.port_state(p)["events"] for p in range(len(net.ports)))
+        assert total == by["tx_done"] + by["arrive"] + by["nic_wake"]

@@ -1042,9 +1042,11 @@ cdef int run_loop(Sim* s, int64_t until, int32_t* user) noexcept nogil:
             if not s.ports[e.a].busy:
                 s.txdone_idle += 1
         elif e.kind == EV_ARRIVE:
-            s.ports[s.ports[e.a].peer].ev_done += 1     # (the link's egress port: wire_next's)
             if s.port_cut == NULL or not s.port_cut[s.ports[e.a].peer]:
+                s.ports[s.ports[e.a].peer].ev_done += 1     # (the link's egress port: wire_next's)
                 wire_next(s, s.ports[e.a].peer)
+            else:                       # a cut link's egress port is another thread's: counted here
+                s.ports[e.a].ev_done += 1
             if s.pkts[e.b].kind != PK_DATA:
                 s.arrive_ctrl += 1
             on_arrive(s, e.a, <int32_t>e.b)

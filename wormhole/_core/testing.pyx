@@ -337,6 +337,7 @@ cdef Sim* _toy_sim(int32_t n_flows, cfg, int64_t mtu=1000) except NULL:
         s.flows[i].rpath_len = 0
         s.flows[i].msg_end = -1
         s.flows[i].rcv_end = -1
+        s.ports[i].ev_mark = -1.0       # no mirror's mark (as the kernel's ports start)
     accel_setup(s, cfg, NULL)
     if s.hooks.grow_flows(s, 0, n_flows) != 0:
         _toy_free(s)
