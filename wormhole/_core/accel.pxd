@@ -77,7 +77,7 @@ cdef void win_push(Sim* s, int32_t fi, int64_t rate) noexcept nogil
 cdef void win_free(Sim* s, int32_t fi) noexcept nogil
 cdef double _goodput(Sim* s, int32_t fi) noexcept nogil         # goodput measurement (accel_steady.pxi)
 cdef double _steady_goodput(Sim* s, int32_t fi) noexcept nogil
-cdef double _horizon(Sim* s, int32_t P) noexcept nogil          # time to the first flow running short
+cdef double _horizon(Sim* s, int32_t P, bint onoff=*) noexcept nogil  # time to the first flow running short
 cdef void _reject_flow(Sim* s, int k, int32_t P) noexcept nogil  # a refusal by one flow's test, and how close P was
 cdef bint _same_moment_pending(Sim* s, int32_t P) noexcept nogil  # an event of P still due at s.now (no skip now)
 cdef void skip_try(Sim* s, int32_t P) noexcept nogil             # fast-forward P if every flow of it is steady
@@ -89,7 +89,6 @@ cdef int64_t onoff_delivered(Sim* s, Skip* sk, int32_t i, int64_t t) noexcept no
 cdef int64_t onoff_note_time(Sim* s, Skip* sk, int32_t i, int64_t need, bint rcv) noexcept nogil
 cdef void onoff_resume(Sim* s, Skip* sk, int32_t i) noexcept nogil   # data posted to it
 cdef int64_t onoff_bound(Sim* s, Skip* sk, int64_t t_end) noexcept nogil  # the skip's planned end
-cdef double _horizon_onoff(Sim* s, int32_t P) noexcept nogil      # _horizon with on/off members (s.acc.oo)
 cdef int64_t cycle_idle(Sim* s, int32_t fi) noexcept nogil     # idle in its own last cycle
 cdef bint cycle_goodput(Sim* s, int32_t q, double theta, double* g) noexcept nogil  # over a steady ring cycle
 # mirrors' posts (accel_mirror.pxi): a post to a mirror's connection taken or not; one to a leader's;

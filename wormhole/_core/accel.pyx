@@ -40,7 +40,7 @@ from libc.math cimport fabs
 from libc.stdint cimport int64_t, uint64_t, int32_t, uint8_t
 
 from wormhole._core.defs cimport *
-from wormhole._core.heap cimport heap_push, heap_rebuild, cal_to_heap, cal_next_entry, _cal_first
+from wormhole._core.heap cimport heap_push, heap_rebuild, cal_to_heap, cal_next_entry, cal_bucket
 from wormhole._core.vec cimport _append, _grow, _remove
 from wormhole._core.int_hops cimport int_hops_shift
 

@@ -99,22 +99,25 @@ cdef void anchor_near(Sim* s, int32_t fi) noexcept nogil:
             _anchor(s, a.port_flows[ports[i]][k], fi)
 
 
+cdef inline int32_t _last_anchors(FlowWin* w, int32_t cause, int32_t want, int64_t* idx) noexcept nogil:
+    """The ring positions of the flow's latest ``want`` anchors given by resumes of
+    connection ``cause``, newest first, in idx; how many were found."""
+    cdef int64_t j = w.anc_n - 1, lo = w.anc_n - ANC_N if w.anc_n > ANC_N else 0
+    cdef int32_t found = 0
+    while j >= lo and found < want:
+        if w.anc_c[j % ANC_N] == cause:
+            idx[found] = j % ANC_N
+            found += 1
+        j -= 1
+    return found
+
+
 cdef int64_t cycle_idle(Sim* s, int32_t fi) noexcept nogil:
     """How long connection fi was idle in its own last cycle (between its last two
     resumes, from its own anchors), ps; 0 if it has not resumed twice within them."""
     cdef FlowWin* w = &s.acc.win[fi]
-    cdef int64_t j, lo, idx[2]
-    cdef int32_t found = 0
-    if w.val == NULL:
-        return 0
-    lo = w.anc_n - ANC_N if w.anc_n > ANC_N else 0
-    j = w.anc_n - 1
-    while j >= lo and found < 2:
-        if w.anc_c[j % ANC_N] == fi:
-            idx[found] = j % ANC_N
-            found += 1
-        j -= 1
-    if found < 2:
+    cdef int64_t idx[2]
+    if w.val == NULL or _last_anchors(w, fi, 2, idx) < 2:
         return 0
     return w.anc_i[idx[0]] - w.anc_i[idx[1]]
 
@@ -124,21 +127,9 @@ cdef bint cycle_goodput(Sim* s, int32_t q, double theta, double* g) noexcept nog
     its latest anchor (between that connection's last two resumes), if the cycle before
     agrees within theta (a steady cycle); False if there are not three such anchors."""
     cdef FlowWin* w = &s.acc.win[q]
-    cdef int64_t j, lo, idx[3]
-    cdef int32_t m, found = 0
+    cdef int64_t idx[3]
     cdef double g1, g0
-    if w.val == NULL or w.anc_n < 3:
-        s.acc.onoff_no_cycle += 1
-        return False
-    lo = w.anc_n - ANC_N if w.anc_n > ANC_N else 0
-    j = w.anc_n - 1
-    m = w.anc_c[j % ANC_N]
-    while j >= lo and found < 3:
-        if w.anc_c[j % ANC_N] == m:
-            idx[found] = j % ANC_N
-            found += 1
-        j -= 1
-    if found < 3:
+    if w.val == NULL or w.anc_n < 3 or _last_anchors(w, w.anc_c[(w.anc_n - 1) % ANC_N], 3, idx) < 3:
         s.acc.onoff_no_cycle += 1
         return False
     g1 = _rate_between(w.anc_t[idx[1]], w.anc_u[idx[1]], w.anc_i[idx[1]],
@@ -156,15 +147,11 @@ cdef int _oo_reserve(Sim* s, Skip* sk, int32_t n) noexcept nogil:
     """The skip's on/off arrays hold n flows; -1 if memory ran out."""
     cdef int32_t m = n if n > 0 else 1
     if sk.cap_oo < m:
-        sk.onoff = <uint8_t*>realloc(sk.onoff, m * sizeof(uint8_t))
-        sk.run_t = <int64_t*>realloc(sk.run_t, m * sizeof(int64_t))
-        sk.run_b = <int64_t*>realloc(sk.run_b, m * sizeof(int64_t))
-        sk.run_r = <int64_t*>realloc(sk.run_r, m * sizeof(int64_t))
-        sk.dry_lim = <int64_t*>realloc(sk.dry_lim, m * sizeof(int64_t))
-        if (sk.onoff == NULL or sk.run_t == NULL or sk.run_b == NULL or sk.run_r == NULL
-                or sk.dry_lim == NULL):
+        if (_grow(<void**>&sk.onoff, m * sizeof(uint8_t)) != 0 or _grow(<void**>&sk.run_t, m * sizeof(int64_t)) != 0
+                or _grow(<void**>&sk.run_b, m * sizeof(int64_t)) != 0
+                or _grow(<void**>&sk.run_r, m * sizeof(int64_t)) != 0
+                or _grow(<void**>&sk.dry_lim, m * sizeof(int64_t)) != 0):
             s.fail = 1
-            sk.cap_oo = 0
             return -1
         sk.cap_oo = m
     return 0
@@ -255,39 +242,3 @@ cdef int64_t onoff_bound(Sim* s, Skip* sk, int64_t t_end) noexcept nogil:
         if t < t_end:
             t_end = t
     return t_end
-
-
-cdef double _horizon_onoff(Sim* s, int32_t P) noexcept nogil:
-    """_horizon with on/off members (s.acc.oo, partition order): a member bounds the skip
-    not when it runs short but when it has stayed out of data for as long as it was idle
-    in its last cycle (s.acc.lim).  -1 as _horizon refuses."""
-    cdef Accel* a = &s.acc
-    cdef int32_t i, fi
-    cdef Flow* f
-    cdef int64_t room, need
-    cdef double best = 1e300, t
-    for i in range(a.part_nf[P]):
-        fi = a.part_flows[P][i]
-        f = &s.flows[fi]
-        if _paused(s, fi):
-            _reject(a, 0, P)
-            return -1
-        if _idle_conn(f):
-            a.gp[i] = 0.0
-            a.oo[i] = 0
-            continue
-        if a.gp[i] <= 0:
-            _reject(a, 12, P)
-            return -1
-        if a.oo[i]:
-            need = (f.size - f.snd_una + s.p.mtu - 1) // s.p.mtu * s.p.mtu
-            t = <double>need / a.gp[i] + 1 + <double>a.lim[i]
-        else:
-            room = _room(s, f)
-            if room <= 0:
-                _reject(a, 3, P)
-                return -1
-            t = <double>room / a.gp[i]
-        if t < best:
-            best = t
-    return best

@@ -56,31 +56,16 @@ cdef int64_t INT64_MAX_ACC = 0x7fffffffffffffff
 
 
 cdef int _gp_reserve(Sim* s, int32_t n) noexcept nogil:
-    cdef double* p
-    cdef uint8_t* o
-    cdef int64_t* q
-    if s.acc.gp_cap < n:
-        p = <double*>realloc(s.acc.gp, (n + 16) * sizeof(double))
-        if p == NULL:
+    """The skip-try scratch (goodputs, on/off marks, cycle goodputs, dry limits) holds
+    n flows; -1 if memory ran out."""
+    cdef Accel* a = &s.acc
+    cdef size_t m = n + 16
+    if a.gp_cap < n:
+        if (_grow(<void**>&a.gp, m * sizeof(double)) != 0 or _grow(<void**>&a.oo, m * sizeof(uint8_t)) != 0
+                or _grow(<void**>&a.cg, m * sizeof(double)) != 0 or _grow(<void**>&a.lim, m * sizeof(int64_t)) != 0):
             s.fail = 1
             return -1
-        s.acc.gp = p
-        o = <uint8_t*>realloc(s.acc.oo, (n + 16) * sizeof(uint8_t))
-        if o == NULL:
-            s.fail = 1
-            return -1
-        s.acc.oo = o
-        p = <double*>realloc(s.acc.cg, (n + 16) * sizeof(double))
-        if p == NULL:
-            s.fail = 1
-            return -1
-        s.acc.cg = p
-        q = <int64_t*>realloc(s.acc.lim, (n + 16) * sizeof(int64_t))
-        if q == NULL:
-            s.fail = 1
-            return -1
-        s.acc.lim = q
-        s.acc.gp_cap = n + 16
+        a.gp_cap = n + 16
     return 0
 
 

@@ -96,15 +96,18 @@ cdef inline bint _idle_conn(Flow* f) noexcept nogil:
     return f.persistent and f.snd_una >= f.size
 
 
-cdef double _horizon(Sim* s, int32_t P) noexcept nogil:
+cdef double _horizon(Sim* s, int32_t P, bint onoff=False) noexcept nogil:
     """With goodputs s.acc.gp (partition order; idle connections get 0): the
     time until the first sending flow of P runs short of posted data, or -1 if
-    a port is paused by PFC, a sending flow has no goodput or no room."""
+    a port is paused by PFC, a sending flow has no goodput or no room.  With
+    ``onoff``, an on/off member (s.acc.oo, accel_onoff.pxi) bounds it not when it
+    runs short but when it has stayed out of data for as long as it was idle in
+    its last cycle (s.acc.lim)."""
     cdef Accel* a = &s.acc
     cdef int32_t i, fi
     cdef Flow* f
-    cdef int64_t room
-    cdef double best = 1e300
+    cdef int64_t room, need
+    cdef double best = 1e300, t
     for i in range(a.part_nf[P]):
         fi = a.part_flows[P][i]
         f = &s.flows[fi]
@@ -113,18 +116,25 @@ cdef double _horizon(Sim* s, int32_t P) noexcept nogil:
             return -1
         if _idle_conn(f):
             a.gp[i] = 0.0
+            if onoff:
+                a.oo[i] = 0
             continue
         if a.gp[i] <= 0:
             _reject(a, 12, P)
             return -1
-        # nothing may be sent beyond what was posted (message ends inside the skip
-        # are reported at their virtual times: note_plan)
-        room = _room(s, f)
-        if room <= 0:
-            _reject(a, 3, P)
-            return -1
-        if <double>room / a.gp[i] < best:
-            best = <double>room / a.gp[i]
+        if onoff and a.oo[i]:
+            need = (f.size - f.snd_una + s.p.mtu - 1) // s.p.mtu * s.p.mtu
+            t = <double>need / a.gp[i] + 1 + <double>a.lim[i]
+        else:
+            # nothing may be sent beyond what was posted (message ends inside the skip
+            # are reported at their virtual times: note_plan)
+            room = _room(s, f)
+            if room <= 0:
+                _reject(a, 3, P)
+                return -1
+            t = <double>room / a.gp[i]
+        if t < best:
+            best = t
     return best
 
 
@@ -199,9 +209,7 @@ cdef void skip_try(Sim* s, int32_t P) noexcept nogil:
             return
     if a.onoff:                     # connections that may idle and resume inside the skip
         _onoff_mark(s, P)
-        best = _horizon_onoff(s, P)
-    else:
-        best = _horizon(s, P)
+    best = _horizon(s, P, a.onoff)
     if best < 0:
         return
     if _same_moment_pending(s, P):
@@ -234,35 +242,36 @@ cdef bint _moment_open(Sim* s, int32_t P) noexcept nogil:
 
 cdef bint _due_now(Sim* s, int32_t P, bint acks_only) noexcept nogil:
     """An event of P due at this very moment is still pending: with ``acks_only``, an
-    ACK or NACK of one of P's flows reaching its sender; else any event P owns. The
-    pending set is walked only when its earliest event is due now (the common case,
-    nothing else due this picosecond, costs the heap's top and the calendar's first)."""
-    cdef int64_t k, cslot = -1
-    cdef int32_t c = -1, fl
-    cdef Event* e
-    cdef Packet* pk
-    if (s.heap_n == 0 or s.heap[0].t != s.now) and (s.cal_n == 0 or s.cal_ev[_cal_first(s)].t != s.now):
-        return False
-    for k in range(s.heap_n + s.cal_n):
-        if k < s.heap_n:
-            e = &s.heap[k]
-        else:
-            c = cal_next_entry(s, &cslot, c)
-            e = &s.cal_ev[c]
-        if e.t != s.now:
-            continue
-        if not acks_only:
-            if _owned(s, e, P):
-                return True
-            continue
-        if e.kind != EV_ARRIVE:
-            continue
-        pk = &s.pkts[e.b]
-        fl = pk.flow
-        if ((pk.kind == PK_ACK or pk.kind == PK_NACK) and fl >= 0 and s.acc.active[fl]
-                and s.acc.part_of[fl] == P and e.a == s.paths[s.flows[fl].path_off]):
+    ACK or NACK of one of P's flows reaching its sender; else any event P owns.  Only
+    the events due now are looked at: the heap's top subtree of them (a child is never
+    earlier than its parent) and the calendar's bucket of this moment."""
+    cdef int32_t c = cal_bucket(s, s.now)
+    while c >= 0:
+        if s.cal_ev[c].t == s.now and _due_event(s, &s.cal_ev[c], P, acks_only):
             return True
-    return False
+        c = s.cal_next[c]
+    return _heap_due(s, 0, P, acks_only)
+
+
+cdef bint _heap_due(Sim* s, int64_t i, int32_t P, bint acks_only) noexcept nogil:
+    """_due_now over the heap's subtree at i, pruned where an event is later than now."""
+    if i >= s.heap_n or s.heap[i].t != s.now:
+        return False
+    return (_due_event(s, &s.heap[i], P, acks_only) or _heap_due(s, 2 * i + 1, P, acks_only)
+            or _heap_due(s, 2 * i + 2, P, acks_only))
+
+
+cdef inline bint _due_event(Sim* s, Event* e, int32_t P, bint acks_only) noexcept nogil:
+    cdef Packet* pk
+    cdef int32_t fl
+    if not acks_only:
+        return _owned(s, e, P)
+    if e.kind != EV_ARRIVE:
+        return False
+    pk = &s.pkts[e.b]
+    fl = pk.flow
+    return ((pk.kind == PK_ACK or pk.kind == PK_NACK) and fl >= 0 and s.acc.active[fl]
+            and s.acc.part_of[fl] == P and e.a == s.paths[s.flows[fl].path_off])
 
 
 cdef bint skip_begin(Sim* s, int32_t P, double best, bint onoff=False) noexcept nogil:

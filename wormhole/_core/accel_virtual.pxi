@@ -160,17 +160,7 @@ cdef bint skip_extend(Sim* s, int32_t fi, int64_t nbytes) noexcept nogil:
     if _is_onoff(sk, i):
         onoff_resume(s, sk, i)          # a member that had moved all it had starts a new run now
     s.flows[fi].size += nbytes
-    if sk.has_onoff:
-        t_end = onoff_bound(s, sk, sk.t_limit)
-    else:
-        t_end = sk.t_limit
-        for j in range(sk.n_flows):
-            if sk.goodput[j] <= 0:
-                continue
-            f = &s.flows[sk.flows[j]]
-            t = sk.t0 + <int64_t>(<double>_room(s, f) / sk.goodput[j])
-            if t < t_end:
-                t_end = t
+    t_end = onoff_bound(s, sk, sk.t_limit)      # (the first flow running short, members aside)
     if t_end > sk.t1:
         slot = s.acc.part_skip[sk.part]
         t = sk.t1

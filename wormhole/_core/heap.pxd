@@ -300,6 +300,15 @@ cdef inline Event _cal_take(Sim* s, int32_t c) noexcept nogil:
     return e
 
 
+cdef inline int32_t cal_bucket(Sim* s, int64_t t) noexcept nogil:
+    """The first calendar event of the bucket that holds time t (its others follow
+    by cal_next; every event of t is there), -1 if the calendar has none for t."""
+    cdef int64_t k = t // CAL_NS
+    if not s.cal_on or s.cal_n == 0 or k < s.cal_k or k - s.cal_k >= s.cal_w:
+        return -1
+    return s.cal_head[<int32_t>(k & (s.cal_w - 1))]
+
+
 cdef inline int32_t cal_next_entry(Sim* s, int64_t* slot, int32_t c) noexcept nogil:
     """Walk the calendar's events (in slot order, not time order): start with
     slot = -1 and c = -1, pass back what it returned; -1 at the end."""

@@ -26,7 +26,7 @@ from wormhole._core.int_hops cimport int_hops_shift
 from wormhole._core.accel cimport (accel_setup, win_alloc, win_push, _goodput, _steady_goodput, _horizon, skip_bytes,
                                    _rate_between, _reject_flow, _same_moment_pending, _moment_open, skip_try,
                                    _onoff_member, onoff_acked, onoff_delivered, onoff_note_time, onoff_resume,
-                                   onoff_bound, _horizon_onoff, cycle_goodput, cycle_idle,
+                                   onoff_bound, cycle_goodput, cycle_idle,
                                    mirror_take_post, mirror_lead_post, mirror_check_why)
 
 
