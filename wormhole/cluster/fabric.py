@@ -94,6 +94,8 @@ canonical form of the scenario (servers relabeled in the order of what they
 host), so a recurring co-location is simulated once.
 """
 
+from collections import namedtuple
+
 from ..config import Config
 from ..errors import ContentionError
 from ..network import Network
@@ -334,12 +336,12 @@ class FabricContention:
         """Buckets overlap the backward pass (``overlap`` and a gradient or
         profile volume; the ``rate`` source's communication time is what the
         profile shows beyond the compute, so it follows the compute)."""
-        return self.overlap and self.volume in ("gradient", "profile", "rate-ddp")
+        return self.overlap and VOLUMES[self.volume].overlaps
 
     def compute_s(self, r):
         """Compute time of one iteration as replayed: the profile's, or for the
         ``rate`` source :func:`compute_only_s`."""
-        return compute_only_s(r) if self.volume in ("rate", "ring", "rate-ddp") else r.profile.compute_s
+        return compute_only_s(r) if VOLUMES[self.volume].compute_only else r.profile.compute_s
 
     def sender_Bps(self, r):
         """Payload bytes/s at which each worker hands its messages to its
@@ -441,7 +443,27 @@ class FabricContention:
         return [run.mean_iteration_ps() * scale / S for run in runs]
 
 
-VOLUME_SOURCES = ("rate", "gradient", "profile", "ring", "rate-ddp")
+def _rate_bytes(r):
+    p = r.profile
+    return p.volume_mbps / r.gpus * max(0.0, p.iteration_s - compute_only_s(r)) * 1e6
+
+
+def _gradient_bytes(r):
+    return 2.0 * (r.gpus - 1) / r.gpus * r.entry.grad_mb * 1e6
+
+
+# the volume sources (see the module's text): the bytes each worker sends to its ring successor per iteration,
+# whether its buckets may overlap the backward pass, and whether the replayed compute is compute_only_s (the
+# sources whose communication is the profile's iteration beyond that compute)
+VolumeSource = namedtuple("VolumeSource", "bytes overlaps compute_only")
+VOLUMES = {
+    "rate": VolumeSource(_rate_bytes, False, True),
+    "gradient": VolumeSource(_gradient_bytes, True, False),
+    "profile": VolumeSource(lambda r: r.profile.volume_mbps / r.gpus * r.profile.network_s * 1e6, True, False),
+    "ring": VolumeSource(lambda r: min(_gradient_bytes(r), _rate_bytes(r)), False, True),
+    "rate-ddp": VolumeSource(_rate_bytes, True, True),
+}
+VOLUME_SOURCES = tuple(VOLUMES)
 # the transports' timer floors (Config, us) the time scaling divides; each timer is at least a multiple of the
 # RTT, which the scaling leaves (the kernel's fixed `rto` is not scaled: below the RTT it would fire spuriously)
 TIMEOUTS = ("tcp_pto_min", "tcp_rto_min")
@@ -476,14 +498,7 @@ def sync_bytes(r, source="gradient"):
     gradient, 2 (N - 1) / N x grad_mb; ``profile``: MoSim's per-worker demand
     times the profiled networking time, V_net / N x T_net; ``ring``: the
     ``gradient`` bytes, at most the ``rate`` ones."""
-    p = r.profile
-    if source == "gradient":
-        return 2.0 * (r.gpus - 1) / r.gpus * r.entry.grad_mb * 1e6
-    if source in ("rate", "rate-ddp"):
-        return p.volume_mbps / r.gpus * max(0.0, p.iteration_s - compute_only_s(r)) * 1e6
-    if source == "ring":
-        return min(sync_bytes(r, "gradient"), sync_bytes(r, "rate"))
-    return p.volume_mbps / r.gpus * p.network_s * 1e6
+    return VOLUMES[source].bytes(r)
 
 
 def measured_rate_Bps(r):
