@@ -123,6 +123,10 @@ def format_row(r):
     return line
 
 
+# switches of wormhole.bench the accelerated runs take as given
+PASSED_SWITCHES = ("--steady-goodput", "--steady-committed", "--steady-onoff", "--mirrors", "--no-mirrors")
+
+
 def main():
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--rows", nargs="+", default=list(ROWS), choices=list(ROWS))
@@ -149,18 +153,11 @@ def main():
         knobs = [k + ["--steady-window", str(v)] for k in knobs for v in args.steady_window]
     if args.steady_theta:
         knobs = [k + ["--steady-theta", str(v)] for k in knobs for v in args.steady_theta]
-    if args.steady_goodput:
-        knobs = [k + ["--steady-goodput"] for k in knobs]
-    if args.steady_committed:
-        knobs = [k + ["--steady-committed"] for k in knobs]
-    if args.steady_onoff:
-        knobs = [k + ["--steady-onoff"] for k in knobs]
-    if args.mirrors and args.no_mirrors:
+    if args.mirrors and args.no_mirrors:    # (before the full run the bench would refuse it after)
         ap.error("--mirrors and --no-mirrors contradict each other")
-    if args.mirrors:
-        knobs = [k + ["--mirrors"] for k in knobs]
-    if args.no_mirrors:
-        knobs = [k + ["--no-mirrors"] for k in knobs]
+    for flag in PASSED_SWITCHES:            # the bench's own switches, passed on
+        if getattr(args, flag[2:].replace("-", "_")):
+            knobs = [k + [flag] for k in knobs]
     if args.mirrors_both and (args.mirrors or args.no_mirrors):
         ap.error("--mirrors-both runs both: leave out --mirrors and --no-mirrors")
     if args.mirrors_both:
