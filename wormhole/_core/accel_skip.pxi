@@ -199,7 +199,7 @@ cdef int64_t skip_bytes(Sim* s, Skip* sk, int32_t i, int64_t dt) noexcept nogil:
     cdef Flow* f = &s.flows[sk.flows[i]]
     cdef int64_t B
     if sk.mirror:
-        B = 0 if sk.lead_flows[i] < 0 else (virt_una(s, sk.lead_flows[i]) - sk.lead_una0[i]) // s.p.mtu * s.p.mtu
+        B = 0 if sk.lead_flows[i] < 0 else _lead_advance(s, sk, i) // s.p.mtu * s.p.mtu
     elif _is_onoff(sk, i):
         B = onoff_acked(s, sk, i, sk.t0 + dt)
     else:
