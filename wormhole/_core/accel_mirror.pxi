@@ -70,8 +70,9 @@ cdef inline bint _twin_paths(Sim* s, Skip* sk, int32_t i) noexcept nogil:
 
 cdef void _mirror_mark(Sim* s, Skip* sk, int32_t i) noexcept nogil:
     """The mirror's flow i begins following its twin: each port of its paths not yet
-    marked takes its twin port's event count (processed and skipped), which the
-    mirror's end counts from (_mirror_count)."""
+    marked takes its twin port's event count (processed, skipped, and what a skip of
+    the twin's partition under way has skipped there so far: _skip_pending), which
+    the mirror's end counts from (_mirror_count)."""
     cdef Flow* f = &s.flows[sk.flows[i]]
     cdef Flow* g
     cdef Port* pf
@@ -84,14 +85,15 @@ cdef void _mirror_mark(Sim* s, Skip* sk, int32_t i) noexcept nogil:
         pf = &s.ports[s.paths[f.path_off + j]]
         pg = &s.ports[s.paths[g.path_off + j]]
         if pf.ev_mark < 0:
-            pf.ev_mark = <double>pg.ev_done + pg.ev_skipped
+            pf.ev_mark = <double>pg.ev_done + pg.ev_skipped + _skip_pending(s, s.paths[g.path_off + j])
 
 
 cdef void _mirror_count(Sim* s, Skip* sk) noexcept nogil:
     """The mirror ends: the events it skipped are its twin ports' events since each was
-    marked (what the twin processed there, and what the twin's own fast-forwards
-    counted), each port of the mirror counted once; the mirror's ports keep them
-    (Port.ev_skipped) and their marks are cleared."""
+    marked (what the twin processed there, what the twin's own fast-forwards counted,
+    and what one of them still under way has skipped so far: a mirror parting while
+    its leader fast-forwards), each port of the mirror counted once; the mirror's
+    ports keep them (Port.ev_skipped) and their marks are cleared."""
     cdef Accel* a = &s.acc
     cdef Flow* f
     cdef Flow* g
@@ -110,7 +112,7 @@ cdef void _mirror_count(Sim* s, Skip* sk) noexcept nogil:
             if pf.ev_mark < 0:
                 continue
             pg = &s.ports[s.paths[g.path_off + j]]
-            d = <double>pg.ev_done + pg.ev_skipped - pf.ev_mark
+            d = <double>pg.ev_done + pg.ev_skipped + _skip_pending(s, s.paths[g.path_off + j]) - pf.ev_mark
             pf.ev_mark = -1.0
             if d > 0:
                 pf.ev_skipped += d

@@ -308,6 +308,44 @@ cdef void _shift_window(Sim* s, int32_t fi, int64_t B, int64_t dt, int64_t t0) n
         w.idle_since += dt
 
 
+cdef double _skip_pending(Sim* s, int32_t port) noexcept nogil:
+    """The events a fast-forward under way (a steady skip or a memo replay of the port's
+    partition; a mirror's are its own end's) has skipped on ``port`` so far: what
+    _count_packets would count there if the skip ended now.  A skip's ports get their
+    counts only at its end, so a mirror that marks or counts its twin's ports mid-skip
+    adds this (_mirror_mark, _mirror_count)."""
+    cdef Accel* a = &s.acc
+    cdef int32_t P = a.port_part[port], slot, i, j
+    cdef Skip* sk
+    cdef Flow* f
+    cdef int64_t npk
+    cdef double n = 0.0
+    if P < 0:
+        return 0.0
+    slot = a.part_skip[P]
+    if slot < 0:
+        return 0.0
+    sk = &a.skips[slot]
+    if sk.mirror or sk.part != P:
+        return 0.0
+    for i in range(sk.n_flows):
+        f = &s.flows[sk.flows[i]]
+        npk = -1
+        for j in range(f.path_len):
+            if s.paths[f.path_off + j] == port:
+                if npk < 0:
+                    npk = skip_bytes(s, sk, i, s.now - sk.t0) // s.p.mtu
+                n += <double>npk * (1.0 + s.ports[port].txd_per_pkt)
+                if j == 0:
+                    n += <double>npk * s.ports[port].wake_per_pkt
+        for j in range(f.rpath_len):
+            if s.paths[f.rpath_off + j] == port:
+                if npk < 0:
+                    npk = skip_bytes(s, sk, i, s.now - sk.t0) // s.p.mtu
+                n += <double>npk * (1.0 + s.ports[port].txd_per_pkt)
+    return n
+
+
 cdef void _count_packets(Sim* s, Skip* sk, Flow* f, int64_t B, bint events) noexcept nogil:
     """The ports' counters (INT bytes, packets) advance by the B bytes' packets and,
     with ``events``, the events a full run would have processed for them are counted
