@@ -308,42 +308,43 @@ cdef void _shift_window(Sim* s, int32_t fi, int64_t B, int64_t dt, int64_t t0) n
         w.idle_since += dt
 
 
+cdef inline double _hop_events(Port* pt) noexcept nogil:
+    """Events a full run processes per packet at one hop, counted on its egress port: the
+    arrival over its link and the transmission ends that were events there (txd_per_pkt).
+    (A flow's first data port also has its NIC's wake-ups: Port.wake_per_pkt.)"""
+    return 1.0 + pt.txd_per_pkt
+
+
 cdef double _skip_pending(Sim* s, int32_t port) noexcept nogil:
     """The events a fast-forward under way (a steady skip or a memo replay of the port's
     partition; a mirror's are its own end's) has skipped on ``port`` so far: what
     _count_packets would count there if the skip ended now.  A skip's ports get their
     counts only at its end, so a mirror that marks or counts its twin's ports mid-skip
-    adds this (_mirror_mark, _mirror_count)."""
+    adds this (_mirror_mark, _mirror_count).  Called only when a mirror begins, takes
+    a flow, or ends."""
     cdef Accel* a = &s.acc
-    cdef int32_t P = a.port_part[port], slot, i, j
+    cdef int32_t P = a.port_part[port], i, j, n
+    cdef int32_t* ports
     cdef Skip* sk
-    cdef Flow* f
-    cdef int64_t npk
-    cdef double n = 0.0
-    if P < 0:
+    cdef Port* pt = &s.ports[port]
+    cdef double npk, total = 0.0
+    if P < 0 or a.part_skip[P] < 0:
         return 0.0
-    slot = a.part_skip[P]
-    if slot < 0:
-        return 0.0
-    sk = &a.skips[slot]
-    if sk.mirror or sk.part != P:
+    sk = &a.skips[a.part_skip[P]]
+    if sk.mirror:
         return 0.0
     for i in range(sk.n_flows):
-        f = &s.flows[sk.flows[i]]
-        npk = -1
-        for j in range(f.path_len):
-            if s.paths[f.path_off + j] == port:
-                if npk < 0:
-                    npk = skip_bytes(s, sk, i, s.now - sk.t0) // s.p.mtu
-                n += <double>npk * (1.0 + s.ports[port].txd_per_pkt)
-                if j == 0:
-                    n += <double>npk * s.ports[port].wake_per_pkt
-        for j in range(f.rpath_len):
-            if s.paths[f.rpath_off + j] == port:
-                if npk < 0:
-                    npk = skip_bytes(s, sk, i, s.now - sk.t0) // s.p.mtu
-                n += <double>npk * (1.0 + s.ports[port].txd_per_pkt)
-    return n
+        _flow_ports(s, sk.flows[i], &ports, &n)
+        npk = -1.0
+        for j in range(n):
+            if ports[j] != port:
+                continue
+            if npk < 0:
+                npk = <double>(skip_bytes(s, sk, i, s.now - sk.t0) // s.p.mtu)
+            total += npk * _hop_events(pt)
+            if j == 0:
+                total += npk * pt.wake_per_pkt
+    return total
 
 
 cdef void _count_packets(Sim* s, Skip* sk, Flow* f, int64_t B, bint events) noexcept nogil:
@@ -364,7 +365,7 @@ cdef void _count_packets(Sim* s, Skip* sk, Flow* f, int64_t B, bint events) noex
         pt.tx_bytes += npk * (s.p.mtu + s.p.hdr_bytes)
         pt.skip_tx += npk * (s.p.mtu + s.p.hdr_bytes)
         pt.tx_packets += npk
-        hop = 1.0 + pt.txd_per_pkt
+        hop = _hop_events(pt)
         per += hop
         if events:
             pt.ev_skipped += <double>npk * hop
@@ -373,7 +374,7 @@ cdef void _count_packets(Sim* s, Skip* sk, Flow* f, int64_t B, bint events) noex
         pt.tx_bytes += npk * s.p.ack_bytes
         pt.skip_tx += npk * s.p.ack_bytes
         pt.tx_packets += npk
-        hop = 1.0 + pt.txd_per_pkt
+        hop = _hop_events(pt)
         per += hop
         if events:
             pt.ev_skipped += <double>npk * hop
