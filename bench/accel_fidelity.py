@@ -55,7 +55,9 @@ ROWS = {
 def row_argv(row, gpus, cc, layers=None, chunk_mb=None):
     argv = list(ROWS[row]) + ["--gpus", str(gpus), "--cc", cc]
     if layers:
-        argv += ["--layers", str(layers)]
+        # a pipelined row needs whole stages: --layers rounds up to a multiple of its PP
+        pp = int(argv[argv.index("--pp") + 1]) if "--pp" in argv else 1
+        argv += ["--layers", str(-(-layers // pp) * pp)]
     if chunk_mb is not None:
         argv += ["--chunk-mb", str(chunk_mb)]
     return argv
@@ -124,7 +126,7 @@ def format_row(r):
 
 
 # switches of wormhole.bench the accelerated runs take as given
-PASSED_SWITCHES = ("--steady-goodput", "--steady-committed", "--steady-onoff", "--mirrors", "--no-mirrors")
+PASSED_SWITCHES = ("--steady-goodput", "--steady-committed", "--no-steady-committed", "--steady-onoff", "--mirrors", "--no-mirrors")
 
 
 def main():
@@ -132,14 +134,16 @@ def main():
     ap.add_argument("--rows", nargs="+", default=list(ROWS), choices=list(ROWS))
     ap.add_argument("--cc", nargs="+", default=["hpcc", "dcqcn", "timely"])
     ap.add_argument("--gpus", type=int, nargs="+", default=[32, 64])
-    ap.add_argument("--layers", type=int, help="cut the models to this many layers (quicker rows)")
+    ap.add_argument("--layers", type=int, help="cut the models to this many layers (quicker rows; a pipelined row rounds it up to a multiple of its PP)")
     ap.add_argument("--chunk-mb", help="chunk size of collectives, MB (default: the bench's)")
     ap.add_argument("--noise", action="store_true", help="also measure the full run's own noise floor")
     ap.add_argument("--steady-window", type=int, nargs="+", metavar="L", help="steady-test windows to sweep")
     ap.add_argument("--steady-theta", type=float, nargs="+", metavar="THETA", help="steady-test thetas to sweep")
     ap.add_argument("--steady-goodput", action="store_true", help="accelerated runs also use the goodput test")
     ap.add_argument("--steady-committed", action="store_true",
-                    help="accelerated runs sample the CC's committed rate (HPCC's Rc) in the steady window")
+                    help="accelerated runs sample the CC's committed rate (HPCC's Rc) in the steady window (the default)")
+    ap.add_argument("--no-steady-committed", action="store_true",
+                    help="accelerated runs sample the per-ACK sending rate in the steady window")
     ap.add_argument("--steady-onoff", action="store_true",
                     help="accelerated runs carry ring connections through idle spells (steady_onoff)")
     ap.add_argument("--mirrors", action="store_true", help="accelerated runs with mirrors (memo_mirrors, the default)")

@@ -202,19 +202,24 @@ def test_a_mirror_takes_its_own_post_ahead_of_its_leader_s():
     (In the full run the order of the moment's posts moves pairs 1-3 by a few ns against pair 0:
     at most 167 ns on a 211 us message, 0.08%.)"""
     full, f_rows = posted_in_order(False, (3, 2, 1, 0))
-    acc, a_rows = posted_in_order(True, (3, 2, 1, 0), memo_mirrors=True)
-    st = acc.stats
-    assert st["memo_mirrors"] == 3 and st["memo_mirrors_quiet"] == 3
-    assert st["skip_backs"] == 0 and sum(st["mirror_parts_by"].values()) == 0
-    assert len(a_rows) == len(f_rows) == 16
-    by_src = {}
-    for src, size, done, delivered in a_rows:
-        by_src.setdefault(src % 2, {}).setdefault(size, set()).add((done, delivered))
-    for d in (0, 1):                    # per direction and size, all four pairs at pair 0's moments
-        assert all(len(v) == 1 for v in by_src[d].values())
-    for (s0, n0, d0, _), (s1, n1, d1, _) in zip(f_rows, a_rows):
-        assert (s0, n0) == (s1, n1)
-        assert abs(d1 - d0) / d0 < 0.001
+    # with the per-ACK steady test nothing here skips but the mirrors (0.08% at most, the full run's
+    # own order of posts); with the committed-rate test (the default) pair 0 also takes steady skips
+    # at its measured goodput, whose messages end up to 0.29% late: the mirrors follow it all the same
+    for committed, bound in ((False, 0.001), (True, 0.004)):
+        acc, a_rows = posted_in_order(True, (3, 2, 1, 0), memo_mirrors=True, steady_committed=committed)
+        st = acc.stats
+        assert st["memo_mirrors"] == 3 and st["memo_mirrors_quiet"] == 3
+        assert st["skip_backs"] == 0 and sum(st["mirror_parts_by"].values()) == 0
+        assert (st["events_skipped_by"]["steady"] > 0) == committed
+        assert len(a_rows) == len(f_rows) == 16
+        by_src = {}
+        for src, size, done, delivered in a_rows:
+            by_src.setdefault(src % 2, {}).setdefault(size, set()).add((done, delivered))
+        for d in (0, 1):                    # per direction and size, all four pairs at pair 0's moments
+            assert all(len(v) == 1 for v in by_src[d].values())
+        for (s0, n0, d0, _), (s1, n1, d1, _) in zip(f_rows, a_rows):
+            assert (s0, n0) == (s1, n1)
+            assert abs(d1 - d0) / d0 < bound
 
 
 def test_a_mirror_that_took_data_its_leader_never_gets_parts_at_the_end_of_the_moment():
@@ -285,13 +290,20 @@ def test_a_mirror_parting_while_its_leader_fast_forwards_counts_the_skip_under_w
     ports get their skipped events only when that skip ends: the mirror counts what the skip has
     skipped so far on its twin ports (_skip_pending).  Its total is then the run without mirrors'
     within 0.1% (whose own steady-skip estimate is 0.2% short of the full run's here); counting only the twin
-    ports' settled counts left it 1.1-9.5% short, the more the later the part."""
+    ports' settled counts left it 1.1-9.5% short, the more the later the part.  With the per-ACK steady
+    test the two runs take the same steady skips; with the committed-rate test (the default) their skips
+    differ a little (the run without mirrors 0.22% short, with them 0.02-0.21%), so there both are held
+    to the full run's count within 0.3%."""
     for at in (300, 1000):
         full = _four_pairs_and_an_intruder(False, at).stats["events"]
-        plain = _four_pairs_and_an_intruder(True, at, memo_mirrors=False).stats
-        st = _four_pairs_and_an_intruder(True, at, memo_mirrors=True).stats
-        assert st["memo_mirrors"] == 3 and st["mirror_parts_by"]["skip_back"] == 1
-        assert st["events_skipped_by"]["steady"] > 0 and st["events_skipped_by"]["mirror"] > 0
-        total, plain_total = st["events"] + st["events_skipped"], plain["events"] + plain["events_skipped"]
-        assert abs(total - plain_total) <= 0.001 * full
-        assert abs(total - full) <= 0.005 * full
+        for committed in (False, True):
+            plain = _four_pairs_and_an_intruder(True, at, memo_mirrors=False, steady_committed=committed).stats
+            st = _four_pairs_and_an_intruder(True, at, memo_mirrors=True, steady_committed=committed).stats
+            assert st["memo_mirrors"] == 3 and st["mirror_parts_by"]["skip_back"] == 1
+            assert st["events_skipped_by"]["steady"] > 0 and st["events_skipped_by"]["mirror"] > 0
+            total, plain_total = st["events"] + st["events_skipped"], plain["events"] + plain["events_skipped"]
+            if not committed:
+                assert abs(total - plain_total) <= 0.001 * full
+                assert abs(total - full) <= 0.005 * full
+            else:
+                assert abs(total - full) <= 0.003 * full and abs(plain_total - full) <= 0.003 * full

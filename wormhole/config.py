@@ -347,12 +347,12 @@ PARAMS = (
        "the base RTT; DCQCN: its rate-increase timer; TIMELY: none, so never).  Off by default: it skips more "
        "of contended rows, but it can freeze two HPCC flows' split before they reach fairness (7.6% on a "
        "2-flow incast resumed from a mirror)", _bool, dynamics=True),
-    _p("steady_committed", "bool", False, "the steady window samples the rate the congestion control's loop "
+    _p("steady_committed", "bool", True, "the steady window samples the rate the congestion control's loop "
        "commits (HPCC's Rc, set once per RTT) instead of the per-ACK sending rate, which with fast react "
-       "scatters around it (the others: the same rate).  Off by default: on gpt13b 2:1 rail segments (HPCC) it "
-       "skips 96.6% instead of 90.1% at 32 GPUs and 76.3% instead of 52-55% at 64, but on moe at 128 GPUs "
-       "(2 layers) it lets the first EP messages skip at a stale share (FCT p99 18.5% and max 44.7%, against "
-       "5.3% and 5.8% without)", _bool, dynamics=True),
+       "scatters around it (the others: the same rate).  On by default: on gpt13b 2:1 rail segments (HPCC, "
+       "1 layer) it skips 99.58% instead of 98.76% at 32 GPUs and 97.04% instead of 94.02% at 64, FCT p99 "
+       "0.30% and 0.50%; the stale EP share it once let skip on moe at 128 GPUs (FCT p99 18.5%) no longer "
+       "occurs (p99 0.06% either way)", _bool, dynamics=True),
     _p("steady_onoff", "bool", False, "a steady skip carries the partition's connections whose data shares no "
        "port with another of its flows' data (a ring's connections, coupled to the others only by ACKs) "
        "through their idle spells: such a connection that has moved all its posted data stops, and data "

@@ -126,7 +126,9 @@ def workload_parser():
                     help="accelerated mode: also the quarter-goodput steady test (see `python -m wormhole params`)")
     ap.add_argument("--steady-committed", action="store_true",
                     help="accelerated mode: the steady window samples the congestion control's committed rate "
-                         "(HPCC's Rc; config steady_committed; see `python -m wormhole params`)")
+                         "(HPCC's Rc; config steady_committed, the default; see `python -m wormhole params`)")
+    ap.add_argument("--no-steady-committed", action="store_true",
+                    help="accelerated mode: the steady window samples the per-ACK sending rate instead")
     ap.add_argument("--steady-onoff", action="store_true",
                     help="accelerated mode: steady skips carry ring connections through their idle spells "
                          "(config steady_onoff, off by default; see `python -m wormhole params`)")
@@ -200,8 +202,12 @@ def run_workload(args, keep=None):
                 knobs[name] = getattr(args, name)
         if getattr(args, "steady_goodput", False):
             knobs["steady_goodput"] = True
+        if getattr(args, "steady_committed", False) and getattr(args, "no_steady_committed", False):
+            raise wh.WormholeError("--steady-committed and --no-steady-committed contradict each other")
         if getattr(args, "steady_committed", False):
             knobs["steady_committed"] = True
+        if getattr(args, "no_steady_committed", False):
+            knobs["steady_committed"] = False
         if getattr(args, "steady_onoff", False):
             knobs["steady_onoff"] = True
         if getattr(args, "mirrors", False) and getattr(args, "no_mirrors", False):
