@@ -176,7 +176,7 @@ cdef void _on_release(Sim* s) noexcept nogil:
         free(a.skips[i].memo_cc); free(a.skips[i].memo_gp)
         free(a.skips[i].lead_flows); free(a.skips[i].lead_una0); free(a.skips[i].lead_rcv0)
         free(a.skips[i].onoff); free(a.skips[i].run_t); free(a.skips[i].run_b); free(a.skips[i].run_r)
-        free(a.skips[i].dry_lim)
+        free(a.skips[i].dry_lim); free(a.skips[i].cyc_g)
     free(a.gp); free(a.oo); free(a.cg); free(a.lim)
     free(a.part_ver); free(a.part_watch); free(a.mnotes)
     free(a.free_parts); free(a.skips); free(a.scratch); free(a.part_dirty)

@@ -65,8 +65,36 @@ cdef void _onoff_mark(Sim* s, int32_t P) noexcept nogil:
         fi = a.part_flows[P][i]
         a.lim[i] = cycle_idle(s, fi)
         a.oo[i] = a.lim[i] > 0 and not _idle_conn(&s.flows[fi])
-        if not _idle_conn(&s.flows[fi]):
+        if a.oo[i]:
+            a.gp[i] = _first_run_rate(s, fi, a.cg[i])
+        elif not _idle_conn(&s.flows[fi]):
             a.gp[i] = a.cg[i]
+
+
+cdef double _first_run_rate(Sim* s, int32_t fi, double gc) noexcept nogil:
+    """The goodput of an on/off member's run under way when its skip begins.  Its cycle
+    goodput ``gc`` is a whole run's (bytes over busy time, from the resume, its ramp
+    included), so the run moves its bytes at the pace that ends it when a run of that
+    cycle begun at its resume would end: the rest of its posted data over what remains of
+    that time (moving the rest at gc from now would count the run's first part, ramp and
+    all, twice).  Never below gc, never above its first port's line rate; gc itself
+    unless the flow has been sending since its last resume (its latest own anchor).
+    Anchors keep real time and bytes through skips (_shift_window), so a run that a
+    skip interrupted counts the skip's part."""
+    cdef FlowWin* w = &s.acc.win[fi]
+    cdef Flow* f = &s.flows[fi]
+    cdef int64_t rem = f.size - f.snd_una, idx[1]
+    cdef double t_end, r, line
+    if w.val == NULL or w.idle_since >= 0 or rem <= 0 or gc <= 0 or _last_anchors(w, fi, 1, idx) < 1:
+        return gc
+    if w.anc_i[idx[0]] != w.idle_total:
+        return gc                       # idle since its last resume (no run under way from it)
+    t_end = <double>w.anc_t[idx[0]] + <double>(f.snd_una - w.anc_u[idx[0]] + rem) / gc
+    line = <double>s.ports[s.paths[f.path_off]].rate_bps / 8e12
+    r = line if t_end <= <double>s.now else <double>rem / (t_end - <double>s.now)
+    if r > line:
+        r = line
+    return r if r > gc else gc
 
 
 cdef inline void _anchor(Sim* s, int32_t q, int32_t cause) noexcept nogil:
@@ -150,7 +178,8 @@ cdef int _oo_reserve(Sim* s, Skip* sk, int32_t n) noexcept nogil:
         if (_grow(<void**>&sk.onoff, m * sizeof(uint8_t)) != 0 or _grow(<void**>&sk.run_t, m * sizeof(int64_t)) != 0
                 or _grow(<void**>&sk.run_b, m * sizeof(int64_t)) != 0
                 or _grow(<void**>&sk.run_r, m * sizeof(int64_t)) != 0
-                or _grow(<void**>&sk.dry_lim, m * sizeof(int64_t)) != 0):
+                or _grow(<void**>&sk.dry_lim, m * sizeof(int64_t)) != 0
+                or _grow(<void**>&sk.cyc_g, m * sizeof(double)) != 0):
             s.fail = 1
             return -1
         sk.cap_oo = m
@@ -203,11 +232,18 @@ cdef void onoff_resume(Sim* s, Skip* sk, int32_t i) noexcept nogil:
     """Data is posted to an on/off member (before its size grows): if it has moved all
     it had, a new run begins now from there."""
     cdef Flow* f = &s.flows[sk.flows[i]]
-    if sk.run_b[i] + _run_moved(s, sk, i, s.now) < f.size - f.snd_una:
+    cdef int64_t moved = _run_moved(s, sk, i, s.now)
+    if sk.run_b[i] + moved < f.size - f.snd_una:
+        if sk.goodput[i] != sk.cyc_g[i]:    # still sending its first run, paced for the data it had:
+            sk.run_b[i] += moved            # the rest of it and the new data go on at the cycle goodput
+            sk.run_r[i] += moved
+            sk.run_t[i] = s.now
+            sk.goodput[i] = sk.cyc_g[i]
         return                              # still sending: the data joins its stream
     sk.run_b[i] = f.size - f.snd_una
     sk.run_r[i] = f.size - f.rcv_nxt
     sk.run_t[i] = s.now
+    sk.goodput[i] = sk.cyc_g[i]
     s.acc.onoff_resumes += 1
 
 

@@ -289,7 +289,8 @@ cdef void _advance_flows(Sim* s, Skip* sk, int64_t dt) noexcept nogil:
 
 cdef void _shift_window(Sim* s, int32_t fi, int64_t B, int64_t dt, int64_t t0) noexcept nogil:
     """The flow's rate window lives in the partition's own time: its sample times and
-    snd_una marks move by the skip (dt ps, B bytes), its rates stay."""
+    snd_una marks move by the skip (dt ps, B bytes), its rates stay; its cycle anchors
+    (accel_onoff.pxi) do not move."""
     cdef FlowWin* w = &s.acc.win[fi]
     cdef int64_t L = s.acc.l, k
     if w.val == NULL:
@@ -299,9 +300,8 @@ cdef void _shift_window(Sim* s, int32_t fi, int64_t B, int64_t dt, int64_t t0) n
         w.una[k] += B
     w.act_t += dt
     w.act_una += B
-    for k in range(ANC_N if w.anc_n >= ANC_N else w.anc_n):
-        w.anc_t[k] += dt
-        w.anc_u[k] += B
+    # (the cycle anchors stay in real time and bytes: a cycle's goodput is its bytes over its
+    # busy time, a skip inside it included, which moved it at its measured goodput)
     if w.ep_t <= t0:
         w.ep_t += dt            # measured in the partition's own (shifted) time
     if w.idle_since >= 0:

@@ -317,6 +317,7 @@ cdef bint skip_begin(Sim* s, int32_t P, double best, bint onoff=False) noexcept 
             sk.run_b[i] = 0
             sk.run_r[i] = 0
             sk.dry_lim[i] = a.lim[i] if a.oo[i] else 0
+            sk.cyc_g[i] = a.cg[i] if a.oo[i] else sk.goodput[i]
             sk.has_onoff |= a.oo[i]
             a.onoff_flows += a.oo[i]
     sk.follow = 0

@@ -448,7 +448,10 @@ ctypedef struct Skip:
     int64_t* dry_lim    # per flow (on/off): how long it may stay out of data in the skip: how long it was idle
                         # in its own last cycle before the skip (cycle_idle), the cycle its neighbours were
                         # measured in
-    int32_t cap_oo      # capacity of onoff / run_t / run_b / run_r
+    double* cyc_g       # per flow (on/off): its goodput over its own last cycle (cycle_goodput), the rate of
+                        # every run begun in the skip; the run under way when the skip began moves at the pace
+                        # that ends it when that cycle's run would have (_first_run_rate), in goodput
+    int32_t cap_oo      # capacity of onoff / run_t / run_b / run_r / dry_lim / cyc_g
 
 ctypedef struct Accel:
     # The accelerator's state (module wormhole._core.accel, contract accel.pxd); the kernel

@@ -26,7 +26,7 @@ from wormhole._core.int_hops cimport int_hops_shift
 from wormhole._core.accel cimport (accel_setup, win_alloc, win_push, _goodput, _steady_goodput, _horizon, skip_bytes,
                                    _rate_between, _reject_flow, _same_moment_pending, _moment_open, skip_try,
                                    _onoff_member, onoff_acked, onoff_delivered, onoff_note_time, onoff_resume,
-                                   onoff_bound, cycle_goodput, cycle_idle,
+                                   onoff_bound, cycle_goodput, cycle_idle, _first_run_rate, _shift_window,
                                    mirror_take_post, mirror_lead_post, mirror_check_why)
 
 
@@ -687,19 +687,54 @@ def _py_cycle_goodput(list anchors, double theta):
         _toy_free(s)
 
 
+def _py_first_run_rate(list anchors, int64_t size, int64_t snd_una, int64_t idle_total, int64_t now,
+                       double gc, int64_t rate_bps=100_000_000_000, int64_t idle_since=-1, list shift=None):
+    """One flow (connection 0) with cycle anchors ``anchors`` (time ps, snd_una, idle total
+    ps, resuming connection), oldest first, (size, snd_una), its idle total and idle start
+    (-1: sending), on a port of ``rate_bps``: the goodput (bytes per ps) of its run under
+    way when a skip begins at ``now``, its cycle goodput being ``gc``.  ``shift``: (B, dt),
+    a skip that moved it B bytes in dt ps ended before ``now`` (_shift_window first)."""
+    cdef Sim* s = _toy_sim(1, _AccelCfg(8, 0.05))
+    cdef FlowWin* w
+    cdef int64_t k
+    try:
+        win_alloc(s, 0)
+        w = &s.acc.win[0]
+        for t_, u, i_, c in anchors:
+            k = w.anc_n % ANC_N
+            w.anc_t[k] = t_
+            w.anc_u[k] = u
+            w.anc_i[k] = i_
+            w.anc_c[k] = c
+            w.anc_n += 1
+        w.idle_total = idle_total
+        w.idle_since = idle_since
+        s.ports[0].rate_bps = rate_bps
+        s.flows[0].size = size
+        s.flows[0].snd_una = snd_una
+        if shift is not None:
+            _shift_window(s, 0, shift[0], shift[1], 0)
+        s.now = now
+        return _first_run_rate(s, 0, gc)
+    finally:
+        _toy_free(s)
+
+
 def _py_onoff_run(double goodput, int64_t size, int64_t snd_una, int64_t snd_nxt, int64_t rcv_nxt,
-                  list steps, int64_t mtu=1000, int64_t margin=0, int64_t dry_lim=0):
+                  list steps, int64_t mtu=1000, int64_t margin=0, int64_t dry_lim=0, double cycle=-1.0):
     """One on/off member of a skip begun at t = 0 at ``goodput`` bytes per ps, from
     (size, snd_una, snd_nxt, rcv_nxt).  ``steps``, in time order: (t, "post", nbytes)
     posts data to it (onoff_resume, then its size grows), (t, "at") reads (bytes
     acknowledged, delivered, skip_bytes if the skip ended then), (t, "note", need, rcv)
     the time its sender (receiver) reaches ``need`` bytes of the skip (-1: had them),
     (t, "bound") the skip's planned end (onoff_bound, no flow start; it may stay out of
-    data for ``dry_lim`` ps).  Returns the reads, then how many runs resumed."""
+    data for ``dry_lim`` ps).  ``cycle``: its cycle goodput, if the run under way at t = 0
+    moves at another (``goodput``, _first_run_rate's).  Returns the reads, then how many
+    runs resumed."""
     cdef Sim* s = _toy_sim(1, _AccelCfg(8, 0.05, margin=margin), mtu)
     cdef Skip sk
     cdef int32_t fl = 0
-    cdef double gp = goodput
+    cdef double gp = goodput, gp_c = goodput if cycle < 0 else cycle
     cdef uint8_t oo = 1
     cdef int64_t rt = 0, rb = 0, rr = 0, lim = dry_lim
     out = []
@@ -719,6 +754,7 @@ def _py_onoff_run(double goodput, int64_t size, int64_t snd_una, int64_t snd_nxt
         sk.run_b = &rb
         sk.run_r = &rr
         sk.dry_lim = &lim
+        sk.cyc_g = &gp_c
         sk.t0 = 0
         for st in steps:
             s.now = st[0]
