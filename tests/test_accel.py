@@ -556,3 +556,28 @@ def test_skipped_events_are_what_the_full_run_processed(cc):
     assert full["events"] == pytest.approx(6 * 20_000, rel=0.005)
     assert acc["events_skipped"] > 0.8 * full["events"]
     assert acc["events"] + acc["events_skipped"] == pytest.approx(full["events"], rel=0.002)
+
+
+def test_a_run_stopped_inside_a_skip_counts_what_the_skip_has_skipped_so_far():
+    """A fast-forward counts its skipped events when it ends; a run stopped while one is
+    under way (a workload stops when its job is done) reports what it has skipped so far
+    (stats events_skipped_under_way, in events_skipped): processed + skipped is then the
+    full run's count up to the same moment within 0.1% (without it, 28% and 55% short here)."""
+    from wormhole.units import US
+
+    def upto(acc, t):
+        topo = wh.dumbbell(4, 4)
+        net = wh.Network(topo, wh.Config.preset("hpcc", 100, accelerate=acc))
+        h = topo.hosts
+        for i in range(4):
+            net.send(h[i], h[4 + i], 30_000_000)
+        net.run(until=t)
+        return net
+
+    for t in (5000 * US, 8000 * US):
+        full, acc = upto(False, t), upto(True, t)
+        st = acc.stats
+        assert acc.skipping() and st["events_skipped_under_way"] > 0
+        total = st["events"] + st["events_skipped"]
+        assert abs(total - full.stats["events"]) <= 0.002 * full.stats["events"]
+        assert abs(sum(st["events_skipped_by"].values()) - st["events_skipped"]) <= 4     # (each rounded)

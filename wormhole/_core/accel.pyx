@@ -352,8 +352,12 @@ cdef list skipping(Sim* s):
 
 cdef dict stats(Sim* s):
     cdef Accel* a = &s.acc
+    cdef double way[4]
+    skipped_under_way(s, way)          # fast-forwards still under way count what they skipped so far
+    cdef int64_t under = <int64_t>(way[0] + way[1] + way[2] + way[3] + 0.5)
     return {
-        "events_skipped": a.events_skipped,
+        "events_skipped": a.events_skipped + under,
+        "events_skipped_under_way": under,
         "skips": a.skips_started,
         "skip_backs": a.skip_backs,
         "skip_extends": a.skip_extends,
@@ -379,7 +383,7 @@ cdef dict stats(Sim* s):
         "skip_mean_flows": a.skip_flows / max(1, a.skips_started),
         "reject_steady_share": <double>a.rej_steady / max(1, a.rej_tested),
         "reject_one_short": a.rej_one_short,
-        "events_skipped_by": {name: a.skipped_by[k] for k, name in enumerate(SKIPPED_BY)},
+        "events_skipped_by": {name: a.skipped_by[k] + <int64_t>(way[k] + 0.5) for k, name in enumerate(SKIPPED_BY)},
         "skip_backs_by": {name: a.backs_by[k] for k, name in enumerate(BACKS_BY)},
         "mirror_parts_by": {name: a.mirror_parts_by[k] for k, name in enumerate(PARTED_BY)},
     }

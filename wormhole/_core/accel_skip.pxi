@@ -347,6 +347,64 @@ cdef double _skip_pending(Sim* s, int32_t port) noexcept nogil:
     return total
 
 
+cdef void skipped_under_way(Sim* s, double* by) noexcept nogil:
+    """The events the fast-forwards still under way have skipped so far, by source (by[0..3]:
+    steady, memo replay, memo follow, mirror), which they count only when they end: what
+    each would count if it ended now (_count_packets' hops for a skip or replay, a mirror's
+    twin ports since their marks as _mirror_count), without ending it.  A run stopped with
+    fast-forwards under way (a workload stops when its job is done) reports them
+    (stats: events_skipped)."""
+    cdef Accel* a = &s.acc
+    cdef Skip* sk
+    cdef Flow* f
+    cdef Flow* g
+    cdef Port* pf
+    cdef Port* pg
+    cdef int32_t k, i, j, n, src, port
+    cdef int32_t* ports
+    cdef double npk, d, mark
+    for k in range(4):
+        by[k] = 0.0
+    for k in range(a.n_skips):
+        sk = &a.skips[k]
+        if sk.part < 0:
+            continue
+        if sk.mirror:
+            for i in range(sk.n_flows):
+                if not _twin_paths(s, sk, i):
+                    continue
+                f = &s.flows[sk.flows[i]]
+                g = &s.flows[sk.lead_flows[i]]
+                for j in range(f.path_len + f.rpath_len):
+                    pf = &s.ports[s.paths[f.path_off + j]]
+                    if pf.ev_mark < 0:
+                        continue
+                    pg = &s.ports[s.paths[g.path_off + j]]
+                    d = <double>pg.ev_done + pg.ev_skipped + _skip_pending(s, s.paths[g.path_off + j]) - pf.ev_mark
+                    if d > 0:
+                        by[3] += d
+                    mark = pf.ev_mark               # each port once, as _mirror_count: unmarked
+                    pf.ev_mark = -2.0 - mark        # for the rest of this walk, then restored
+            for i in range(sk.n_flows):
+                f = &s.flows[sk.flows[i]]
+                for j in range(f.path_len + f.rpath_len):
+                    pf = &s.ports[s.paths[f.path_off + j]]
+                    if pf.ev_mark <= -2.0:
+                        pf.ev_mark = -2.0 - pf.ev_mark
+            continue
+        src = 1 if sk.memo else (2 if sk.follow else 0)
+        for i in range(sk.n_flows):
+            npk = <double>(skip_bytes(s, sk, i, s.now - sk.t0) // s.p.mtu)
+            if npk <= 0:
+                continue
+            _flow_ports(s, sk.flows[i], &ports, &n)
+            for j in range(n):
+                port = ports[j]
+                by[src] += npk * _hop_events(&s.ports[port])
+                if j == 0:
+                    by[src] += npk * s.ports[port].wake_per_pkt
+
+
 cdef void _count_packets(Sim* s, Skip* sk, Flow* f, int64_t B, bint events) noexcept nogil:
     """The ports' counters (INT bytes, packets) advance by the B bytes' packets and,
     with ``events``, the events a full run would have processed for them are counted
