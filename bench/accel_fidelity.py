@@ -126,7 +126,8 @@ def format_row(r):
 
 
 # switches of wormhole.bench the accelerated runs take as given
-PASSED_SWITCHES = ("--steady-goodput", "--steady-committed", "--no-steady-committed", "--steady-onoff", "--mirrors", "--no-mirrors")
+PASSED_SWITCHES = ("--steady-goodput", "--steady-committed", "--no-steady-committed", "--steady-onoff", "--no-steady-onoff", "--mirrors",
+                   "--no-mirrors")
 
 
 def main():
@@ -145,7 +146,9 @@ def main():
     ap.add_argument("--no-steady-committed", action="store_true",
                     help="accelerated runs sample the per-ACK sending rate in the steady window")
     ap.add_argument("--steady-onoff", action="store_true",
-                    help="accelerated runs carry ring connections through idle spells (steady_onoff)")
+                    help="accelerated runs carry ring connections through idle spells (steady_onoff, the default)")
+    ap.add_argument("--no-steady-onoff", action="store_true",
+                    help="accelerated runs end a steady skip before a ring connection runs out of data")
     ap.add_argument("--mirrors", action="store_true", help="accelerated runs with mirrors (memo_mirrors, the default)")
     ap.add_argument("--no-mirrors", action="store_true", help="accelerated runs without mirrors")
     ap.add_argument("--mirrors-both", action="store_true",

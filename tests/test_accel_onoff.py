@@ -116,9 +116,10 @@ def test_the_skip_ends_when_a_member_stays_out_of_data_longer_than_its_last_idle
     assert out == [20_001, 1]
 
 
-def test_off_by_default_and_switched_on_by_config():
+def test_on_by_default_and_switched_off_by_config():
     from wormhole import config
-    assert config.Config().steady_onoff is False
+    assert config.Config().steady_onoff is True
+    assert config.Config(steady_onoff=False).steady_onoff is False
     assert config.Config(steady_onoff=True).steady_onoff is True
 
 

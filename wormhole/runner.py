@@ -129,9 +129,11 @@ def workload_parser():
                          "(HPCC's Rc; config steady_committed, the default; see `python -m wormhole params`)")
     ap.add_argument("--no-steady-committed", action="store_true",
                     help="accelerated mode: the steady window samples the per-ACK sending rate instead")
+    ap.add_argument("--no-steady-onoff", action="store_true",
+                    help="accelerated mode: a steady skip ends before a ring connection runs out of data")
     ap.add_argument("--steady-onoff", action="store_true",
                     help="accelerated mode: steady skips carry ring connections through their idle spells "
-                         "(config steady_onoff, off by default; see `python -m wormhole params`)")
+                         "(config steady_onoff, the default; see `python -m wormhole params`)")
     ap.add_argument("--mirrors", action="store_true",
                     help="accelerated mode: twins that form at the same moment follow one simulated twin "
                          "(config memo_mirrors, the default; see `python -m wormhole params`)")
@@ -208,8 +210,12 @@ def run_workload(args, keep=None):
             knobs["steady_committed"] = True
         if getattr(args, "no_steady_committed", False):
             knobs["steady_committed"] = False
+        if getattr(args, "steady_onoff", False) and getattr(args, "no_steady_onoff", False):
+            raise wh.WormholeError("--steady-onoff and --no-steady-onoff contradict each other")
         if getattr(args, "steady_onoff", False):
             knobs["steady_onoff"] = True
+        if getattr(args, "no_steady_onoff", False):
+            knobs["steady_onoff"] = False
         if getattr(args, "mirrors", False) and getattr(args, "no_mirrors", False):
             raise wh.WormholeError("--mirrors and --no-mirrors contradict each other")
         if getattr(args, "mirrors", False):
