@@ -660,6 +660,18 @@ def _py_onoff_members(list paths):
         _toy_free(s)
 
 
+cdef void _toy_anchors(FlowWin* w, list anchors):
+    """Cycle anchors (time ps, snd_una, idle total ps, resuming connection) into a rate window, oldest first."""
+    cdef int64_t k
+    for t_, u, i_, c in anchors:
+        k = w.anc_n % ANC_N
+        w.anc_t[k] = t_
+        w.anc_u[k] = u
+        w.anc_i[k] = i_
+        w.anc_c[k] = c
+        w.anc_n += 1
+
+
 def _py_cycle_goodput(list anchors, double theta):
     """One flow whose rate window holds the cycle anchors ``anchors`` (time ps, snd_una,
     idle total ps, the resuming connection), oldest first (the last ANC_N are kept).
@@ -669,18 +681,11 @@ def _py_cycle_goodput(list anchors, double theta):
     cdef Sim* s = _toy_sim(1, _AccelCfg(8, theta))
     cdef FlowWin* w
     cdef double g = 0.0
-    cdef int64_t k
     cdef bint ok
     try:
         win_alloc(s, 0)
         w = &s.acc.win[0]
-        for t_, u, i_, c in anchors:
-            k = w.anc_n % ANC_N
-            w.anc_t[k] = t_
-            w.anc_u[k] = u
-            w.anc_i[k] = i_
-            w.anc_c[k] = c
-            w.anc_n += 1
+        _toy_anchors(w, anchors)
         ok = cycle_goodput(s, 0, theta, &g)
         return (bool(ok), g if ok else 0.0, s.acc.onoff_no_cycle, s.acc.onoff_unsteady, cycle_idle(s, 0))
     finally:
@@ -696,17 +701,10 @@ def _py_first_run_rate(list anchors, int64_t size, int64_t snd_una, int64_t idle
     a skip that moved it B bytes in dt ps ended before ``now`` (_shift_window first)."""
     cdef Sim* s = _toy_sim(1, _AccelCfg(8, 0.05))
     cdef FlowWin* w
-    cdef int64_t k
     try:
         win_alloc(s, 0)
         w = &s.acc.win[0]
-        for t_, u, i_, c in anchors:
-            k = w.anc_n % ANC_N
-            w.anc_t[k] = t_
-            w.anc_u[k] = u
-            w.anc_i[k] = i_
-            w.anc_c[k] = c
-            w.anc_n += 1
+        _toy_anchors(w, anchors)
         w.idle_total = idle_total
         w.idle_since = idle_since
         s.ports[0].rate_bps = rate_bps
