@@ -581,3 +581,6 @@ def test_a_run_stopped_inside_a_skip_counts_what_the_skip_has_skipped_so_far():
         total = st["events"] + st["events_skipped"]
         assert abs(total - full.stats["events"]) <= 0.002 * full.stats["events"]
         assert abs(sum(st["events_skipped_by"].values()) - st["events_skipped"]) <= 4     # (each rounded)
+        # and each port holds its share (port_state: what it had counted plus the skip's so far)
+        ports = sum(acc.port_state(p)["events_skipped"] for p in range(len(acc.ports)))
+        assert abs(ports - st["events_skipped"]) <= 2

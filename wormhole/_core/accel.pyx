@@ -210,6 +210,10 @@ cdef int64_t _off_bytes(Sim* s, int32_t fi, bint rcv) noexcept nogil:
     return 0
 
 
+cdef double _off_port(Sim* s, int32_t port) noexcept nogil:
+    return 0.0
+
+
 cdef int _off_grow(Sim* s, int32_t old_cap, int32_t cap) noexcept nogil:
     return 0
 
@@ -232,6 +236,7 @@ HOOKS_ON.skip_end = _on_skip_end
 HOOKS_ON.note_due = _on_note_due
 HOOKS_ON.plan_note = _on_plan_note
 HOOKS_ON.skipped_bytes = _on_skipped_bytes
+HOOKS_ON.port_skipped = port_under_way
 HOOKS_ON.grow_flows = _on_grow_flows
 HOOKS_ON.release = _on_release
 
@@ -246,6 +251,7 @@ HOOKS_OFF.skip_end = _off_event
 HOOKS_OFF.note_due = _off_event
 HOOKS_OFF.plan_note = _off_plan
 HOOKS_OFF.skipped_bytes = _off_bytes
+HOOKS_OFF.port_skipped = _off_port
 HOOKS_OFF.grow_flows = _off_grow
 HOOKS_OFF.release = _off_release
 

@@ -347,6 +347,38 @@ cdef double _skip_pending(Sim* s, int32_t port) noexcept nogil:
     return total
 
 
+cdef double port_under_way(Sim* s, int32_t port) noexcept nogil:
+    """skipped_under_way on one port: what the fast-forward of its partition under way has
+    skipped there so far (a skip or replay: _skip_pending; a mirror: its twin port's events
+    since the mark, as _mirror_count would count them)."""
+    cdef Accel* a = &s.acc
+    cdef int32_t P = a.port_part[port], i, j
+    cdef Skip* sk
+    cdef Flow* f
+    cdef Flow* g
+    cdef Port* pf = &s.ports[port]
+    cdef Port* pg
+    cdef double d
+    if P < 0 or a.part_skip[P] < 0:
+        return 0.0
+    sk = &a.skips[a.part_skip[P]]
+    if not sk.mirror:
+        return _skip_pending(s, port)
+    if pf.ev_mark < 0:
+        return 0.0
+    for i in range(sk.n_flows):
+        if not _twin_paths(s, sk, i):
+            continue
+        f = &s.flows[sk.flows[i]]
+        g = &s.flows[sk.lead_flows[i]]
+        for j in range(f.path_len + f.rpath_len):
+            if s.paths[f.path_off + j] == port:
+                pg = &s.ports[s.paths[g.path_off + j]]
+                d = <double>pg.ev_done + pg.ev_skipped + _skip_pending(s, s.paths[g.path_off + j]) - pf.ev_mark
+                return d if d > 0 else 0.0
+    return 0.0
+
+
 cdef void skipped_under_way(Sim* s, double* by) noexcept nogil:
     """The events the fast-forwards still under way have skipped so far, by source (by[0..3]:
     steady, memo replay, memo follow, mirror), which they count only when they end: what

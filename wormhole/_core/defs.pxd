@@ -812,6 +812,9 @@ ctypedef struct AccelHooks:
     # bytes the skip the flow is in has moved its sender (rcv 0: snd_una as of now is the flow's
     # plus these) or its receiver (rcv 1: rcv_nxt); 0 outside a skip
     int64_t (*skipped_bytes)(Sim* s, int32_t fi, bint rcv) noexcept nogil
+    # Kernel.port_state: events the fast-forwards under way have skipped on the port so far
+    # (counted into Port.ev_skipped only when each ends); 0 outside them
+    double (*port_skipped)(Sim* s, int32_t port) noexcept nogil
     # Kernel._grow_flows: the per-flow arrays grew from old_cap to cap entries; -1 if memory ran out
     int (*grow_flows)(Sim* s, int32_t old_cap, int32_t cap) noexcept nogil
     # Kernel.__dealloc__: free everything the accelerator allocated

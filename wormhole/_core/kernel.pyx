@@ -1792,7 +1792,7 @@ cdef class Kernel:
             "tx_bytes": pt.tx_bytes,
             "tx_packets": pt.tx_packets,
             "events": pt.ev_done,
-            "events_skipped": pt.ev_skipped,
+            "events_skipped": pt.ev_skipped + self.s.hooks.port_skipped(self.s, port),   # (fast-forwards under way too)
             "ingress": [m.ingress[q] for q in range(NQ)],
             "hdrm": [m.hdrm[q] for q in range(NQ)],
             "egress": [m.egress[q] for q in range(NQ)],
