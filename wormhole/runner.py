@@ -169,6 +169,11 @@ def workload_parser():
     return ap
 
 
+# bench switch pairs --X / --no-X (argparse dest, without "no_") and the config bool each sets
+SWITCH_PAIRS = (("steady_committed", "steady_committed"), ("steady_onoff", "steady_onoff"),
+                ("mirrors", "memo_mirrors"))
+
+
 def run_workload(args, keep=None):
     """Build the fabric and the job, run it, return the report dict (and, if
     ``keep`` is a dict, put the network and the job in it)."""
@@ -204,24 +209,12 @@ def run_workload(args, keep=None):
                 knobs[name] = getattr(args, name)
         if getattr(args, "steady_goodput", False):
             knobs["steady_goodput"] = True
-        if getattr(args, "steady_committed", False) and getattr(args, "no_steady_committed", False):
-            raise wh.WormholeError("--steady-committed and --no-steady-committed contradict each other")
-        if getattr(args, "steady_committed", False):
-            knobs["steady_committed"] = True
-        if getattr(args, "no_steady_committed", False):
-            knobs["steady_committed"] = False
-        if getattr(args, "steady_onoff", False) and getattr(args, "no_steady_onoff", False):
-            raise wh.WormholeError("--steady-onoff and --no-steady-onoff contradict each other")
-        if getattr(args, "steady_onoff", False):
-            knobs["steady_onoff"] = True
-        if getattr(args, "no_steady_onoff", False):
-            knobs["steady_onoff"] = False
-        if getattr(args, "mirrors", False) and getattr(args, "no_mirrors", False):
-            raise wh.WormholeError("--mirrors and --no-mirrors contradict each other")
-        if getattr(args, "mirrors", False):
-            knobs["memo_mirrors"] = True
-        if getattr(args, "no_mirrors", False):
-            knobs["memo_mirrors"] = False
+        for flag, name in SWITCH_PAIRS:         # --X / --no-X: the config's bool, either way
+            on, off = getattr(args, flag, False), getattr(args, "no_" + flag, False)
+            if on and off:
+                raise wh.WormholeError("--%s and --no-%s contradict each other" % ((flag.replace("_", "-"),) * 2))
+            if on or off:
+                knobs[name] = bool(on)
     cfg = wh.Config.preset(args.cc, max(1, round(topo.nic_rate() / 1e9)), accelerate=args.mode == "accelerated",
                            memo_db=args.memo_db, **knobs)
     if timeline and args.backend != "flow":

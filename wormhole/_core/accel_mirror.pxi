@@ -76,16 +76,14 @@ cdef void _mirror_mark(Sim* s, Skip* sk, int32_t i) noexcept nogil:
     cdef Flow* f = &s.flows[sk.flows[i]]
     cdef Flow* g
     cdef Port* pf
-    cdef Port* pg
     cdef int32_t j
     if not _twin_paths(s, sk, i):
         return
     g = &s.flows[sk.lead_flows[i]]
     for j in range(f.path_len + f.rpath_len):       # (data then ACK ports: contiguous in s.paths)
         pf = &s.ports[s.paths[f.path_off + j]]
-        pg = &s.ports[s.paths[g.path_off + j]]
         if pf.ev_mark < 0:
-            pf.ev_mark = <double>pg.ev_done + pg.ev_skipped + _skip_pending(s, s.paths[g.path_off + j])
+            pf.ev_mark = _port_events_now(s, s.paths[g.path_off + j])
 
 
 cdef void _mirror_count(Sim* s, Skip* sk) noexcept nogil:
@@ -98,7 +96,6 @@ cdef void _mirror_count(Sim* s, Skip* sk) noexcept nogil:
     cdef Flow* f
     cdef Flow* g
     cdef Port* pf
-    cdef Port* pg
     cdef int32_t i, j
     cdef double d, total = 0.0
     cdef int64_t n
@@ -111,8 +108,7 @@ cdef void _mirror_count(Sim* s, Skip* sk) noexcept nogil:
             pf = &s.ports[s.paths[f.path_off + j]]
             if pf.ev_mark < 0:
                 continue
-            pg = &s.ports[s.paths[g.path_off + j]]
-            d = <double>pg.ev_done + pg.ev_skipped + _skip_pending(s, s.paths[g.path_off + j]) - pf.ev_mark
+            d = _port_events_now(s, s.paths[g.path_off + j]) - pf.ev_mark
             pf.ev_mark = -1.0
             if d > 0:
                 pf.ev_skipped += d

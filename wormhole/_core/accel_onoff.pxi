@@ -83,7 +83,8 @@ cdef double _first_run_rate(Sim* s, int32_t fi, double gc) noexcept nogil:
     skip interrupted counts the skip's part."""
     cdef FlowWin* w = &s.acc.win[fi]
     cdef Flow* f = &s.flows[fi]
-    cdef int64_t rem = f.size - f.snd_una, idx[1]
+    cdef int64_t rem = f.size - f.snd_una
+    cdef int64_t idx[1]
     cdef double t_end, r, line
     if w.val == NULL or w.idle_since >= 0 or rem <= 0 or gc <= 0 or _last_anchors(w, fi, 1, idx) < 1:
         return gc

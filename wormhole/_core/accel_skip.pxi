@@ -347,94 +347,61 @@ cdef double _skip_pending(Sim* s, int32_t port) noexcept nogil:
     return total
 
 
+cdef inline double _port_events_now(Sim* s, int32_t port) noexcept nogil:
+    """The events ``port`` has had so far: processed, counted skipped, and what a fast-forward
+    under way has skipped there (_skip_pending).  A mirror marks its ports with their twins'
+    value and counts the difference at its end (_mirror_mark, _mirror_count)."""
+    cdef Port* pt = &s.ports[port]
+    return <double>pt.ev_done + pt.ev_skipped + _skip_pending(s, port)
+
+
+cdef inline int32_t _skip_source(Skip* sk) noexcept nogil:
+    """Where a fast-forward's skipped events are counted (Accel.skipped_by, SKIPPED_BY)."""
+    return 3 if sk.mirror else (1 if sk.memo else (2 if sk.follow else 0))
+
+
 cdef double port_under_way(Sim* s, int32_t port) noexcept nogil:
-    """skipped_under_way on one port: what the fast-forward of its partition under way has
-    skipped there so far (a skip or replay: _skip_pending; a mirror: its twin port's events
-    since the mark, as _mirror_count would count them)."""
+    """What the fast-forward of the port's partition under way has skipped there so far,
+    counted only when it ends: a skip's or replay's _skip_pending, or a mirror's twin
+    port's events since the mark (as _mirror_count will count them)."""
     cdef Accel* a = &s.acc
     cdef int32_t P = a.port_part[port], i, j
     cdef Skip* sk
     cdef Flow* f
-    cdef Flow* g
-    cdef Port* pf = &s.ports[port]
-    cdef Port* pg
     cdef double d
     if P < 0 or a.part_skip[P] < 0:
         return 0.0
     sk = &a.skips[a.part_skip[P]]
     if not sk.mirror:
         return _skip_pending(s, port)
-    if pf.ev_mark < 0:
+    if s.ports[port].ev_mark < 0:
         return 0.0
     for i in range(sk.n_flows):
         if not _twin_paths(s, sk, i):
             continue
         f = &s.flows[sk.flows[i]]
-        g = &s.flows[sk.lead_flows[i]]
         for j in range(f.path_len + f.rpath_len):
             if s.paths[f.path_off + j] == port:
-                pg = &s.ports[s.paths[g.path_off + j]]
-                d = <double>pg.ev_done + pg.ev_skipped + _skip_pending(s, s.paths[g.path_off + j]) - pf.ev_mark
+                d = _port_events_now(s, s.paths[s.flows[sk.lead_flows[i]].path_off + j]) - s.ports[port].ev_mark
                 return d if d > 0 else 0.0
     return 0.0
 
 
 cdef void skipped_under_way(Sim* s, double* by) noexcept nogil:
-    """The events the fast-forwards still under way have skipped so far, by source (by[0..3]:
-    steady, memo replay, memo follow, mirror), which they count only when they end: what
-    each would count if it ended now (_count_packets' hops for a skip or replay, a mirror's
-    twin ports since their marks as _mirror_count), without ending it.  A run stopped with
-    fast-forwards under way (a workload stops when its job is done) reports them
-    (stats: events_skipped)."""
+    """The events the fast-forwards under way have skipped so far, by source (by[0..3]:
+    SKIPPED_BY), which they count only when they end: port_under_way over the ports of
+    the partitions being fast-forwarded, each port once.  A run stopped with fast-forwards
+    under way (a workload stops when its job is done) reports them (stats: events_skipped)."""
     cdef Accel* a = &s.acc
-    cdef Skip* sk
-    cdef Flow* f
-    cdef Flow* g
-    cdef Port* pf
-    cdef Port* pg
-    cdef int32_t k, i, j, n, src, port
-    cdef int32_t* ports
-    cdef double npk, d, mark
+    cdef int32_t k, port, P
     for k in range(4):
         by[k] = 0.0
-    for k in range(a.n_skips):
-        sk = &a.skips[k]
-        if sk.part < 0:
-            continue
-        if sk.mirror:
-            for i in range(sk.n_flows):
-                if not _twin_paths(s, sk, i):
-                    continue
-                f = &s.flows[sk.flows[i]]
-                g = &s.flows[sk.lead_flows[i]]
-                for j in range(f.path_len + f.rpath_len):
-                    pf = &s.ports[s.paths[f.path_off + j]]
-                    if pf.ev_mark < 0:
-                        continue
-                    pg = &s.ports[s.paths[g.path_off + j]]
-                    d = <double>pg.ev_done + pg.ev_skipped + _skip_pending(s, s.paths[g.path_off + j]) - pf.ev_mark
-                    if d > 0:
-                        by[3] += d
-                    mark = pf.ev_mark               # each port once, as _mirror_count: unmarked
-                    pf.ev_mark = -2.0 - mark        # for the rest of this walk, then restored
-            for i in range(sk.n_flows):
-                f = &s.flows[sk.flows[i]]
-                for j in range(f.path_len + f.rpath_len):
-                    pf = &s.ports[s.paths[f.path_off + j]]
-                    if pf.ev_mark <= -2.0:
-                        pf.ev_mark = -2.0 - pf.ev_mark
-            continue
-        src = 1 if sk.memo else (2 if sk.follow else 0)
-        for i in range(sk.n_flows):
-            npk = <double>(skip_bytes(s, sk, i, s.now - sk.t0) // s.p.mtu)
-            if npk <= 0:
-                continue
-            _flow_ports(s, sk.flows[i], &ports, &n)
-            for j in range(n):
-                port = ports[j]
-                by[src] += npk * _hop_events(&s.ports[port])
-                if j == 0:
-                    by[src] += npk * s.ports[port].wake_per_pkt
+    if not a.on:                        # (no partitions: acceleration off)
+        return
+    for port in range(s.n_ports):
+        P = a.port_part[port]
+        if P >= 0 and a.part_skip[P] >= 0:
+            by[_skip_source(&a.skips[a.part_skip[P]])] += port_under_way(s, port)
 
 
 cdef void _count_packets(Sim* s, Skip* sk, Flow* f, int64_t B, bint events) noexcept nogil:
@@ -476,7 +443,7 @@ cdef void _count_packets(Sim* s, Skip* sk, Flow* f, int64_t B, bint events) noex
     # packet before the skip
     npk = <int64_t>(<double>npk * per + 0.5)
     a.events_skipped += npk
-    a.skipped_by[3 if sk.mirror else (1 if sk.memo else (2 if sk.follow else 0))] += npk
+    a.skipped_by[_skip_source(sk)] += npk
 
 
 cdef void _shift_queues(Sim* s, int32_t P, int64_t dt) noexcept nogil:
