@@ -126,7 +126,7 @@ def format_row(r):
 
 
 # switches of wormhole.bench the accelerated runs take as given
-PASSED_SWITCHES = ("--steady-goodput", "--steady-committed", "--no-steady-committed", "--steady-onoff", "--no-steady-onoff", "--mirrors",
+PASSED_SWITCHES = ("--steady-goodput", "--steady-goodput-alone", "--no-steady-goodput-alone", "--steady-committed", "--no-steady-committed", "--steady-onoff", "--no-steady-onoff", "--mirrors",
                    "--no-mirrors")
 
 
@@ -141,6 +141,10 @@ def main():
     ap.add_argument("--steady-window", type=int, nargs="+", metavar="L", help="steady-test windows to sweep")
     ap.add_argument("--steady-theta", type=float, nargs="+", metavar="THETA", help="steady-test thetas to sweep")
     ap.add_argument("--steady-goodput", action="store_true", help="accelerated runs also use the goodput test")
+    ap.add_argument("--steady-goodput-alone", action="store_true",
+                    help="accelerated runs use the goodput test for flows alone with their data (the default)")
+    ap.add_argument("--no-steady-goodput-alone", action="store_true",
+                    help="accelerated runs use the goodput test only with --steady-goodput")
     ap.add_argument("--steady-committed", action="store_true",
                     help="accelerated runs sample the CC's committed rate (HPCC's Rc) in the steady window (the default)")
     ap.add_argument("--no-steady-committed", action="store_true",

@@ -203,14 +203,17 @@ def test_a_mirror_takes_its_own_post_ahead_of_its_leader_s():
     at most 167 ns on a 211 us message, 0.08%.)"""
     full, f_rows = posted_in_order(False, (3, 2, 1, 0))
     # with the per-ACK steady test nothing here skips but the mirrors (0.08% at most, the full run's
-    # own order of posts); with the committed-rate test (the default) pair 0 also takes steady skips
-    # at its measured goodput, whose messages end up to 0.29% late: the mirrors follow it all the same
-    for committed, bound in ((False, 0.001), (True, 0.004)):
-        acc, a_rows = posted_in_order(True, (3, 2, 1, 0), memo_mirrors=True, steady_committed=committed)
+    # own order of posts); with the committed-rate test (the default) or the quarter-goodput test of
+    # flows alone with their data (the default) pair 0 also takes steady skips at its measured goodput,
+    # whose messages end up to 0.29% late: the mirrors follow it all the same
+    for committed, alone, bound in ((False, False, 0.001), (True, False, 0.004), (False, True, 0.004),
+                                    (True, True, 0.004)):
+        acc, a_rows = posted_in_order(True, (3, 2, 1, 0), memo_mirrors=True, steady_committed=committed,
+                                      steady_goodput_alone=alone)
         st = acc.stats
         assert st["memo_mirrors"] == 3 and st["memo_mirrors_quiet"] == 3
         assert st["skip_backs"] == 0 and sum(st["mirror_parts_by"].values()) == 0
-        assert (st["events_skipped_by"]["steady"] > 0) == committed
+        assert (st["events_skipped_by"]["steady"] > 0) == (committed or alone)
         assert len(a_rows) == len(f_rows) == 16
         by_src = {}
         for src, size, done, delivered in a_rows:

@@ -17,16 +17,16 @@ D = ([3, 10, 11, 4], [0, 8, 9, 7])  # 3 -> 0 across the spine
 
 def test_ring_connections_coupled_only_by_acks_are_members():
     # every data port of each connection carries only its own data (and others' ACKs)
-    assert T._py_onoff_members([A, B, C, D]) == [True, True, True, True]
+    assert T._py_data_alone([A, B, C, D]) == [True, True, True, True]
 
 
 def test_a_flow_sharing_a_data_port_is_no_member():
     E = ([12, 8, 9, 13], [14, 15])   # another ring's connection collided with B on the spine (8, 9)
-    assert T._py_onoff_members([A, B, C, D, E]) == [True, False, True, True, False]
+    assert T._py_data_alone([A, B, C, D, E]) == [True, False, True, True, False]
     # two connections leaving one NIC (port 0) share their first data port
-    assert T._py_onoff_members([([0, 5], [1, 4]), ([0, 6], [2, 4])]) == [False, False]
+    assert T._py_data_alone([([0, 5], [1, 4]), ([0, 6], [2, 4])]) == [False, False]
     # ACKs only: a flow whose ACK path crosses another's data path leaves both members
-    assert T._py_onoff_members([([0, 5], [1, 4]), ([1, 4], [0, 5])]) == [True, True]
+    assert T._py_data_alone([([0, 5], [1, 4]), ([1, 4], [0, 5])]) == [True, True]
 
 
 # ---------------------------------------------------------------- the ring's cycle

@@ -34,6 +34,7 @@ def kernel_params(net):
                                min_skip=int(round(float(c.min_skip) * 1e6)),
                                margin=int(c.skip_margin) or 16 * int(c.mtu),
                                check_every=int(c.steady_check_every), gp_span=_goodput_test_span(net),
+                               quarters_all=bool(c.steady_goodput),
                                memo=bool(c.memo), committed=bool(c.steady_committed),
                                onoff=bool(c.steady_onoff))
     return ki.KernelParams(
@@ -56,7 +57,7 @@ def _goodput_test_span(net):
     largest base RTT), in ps; -1 when the test is off or the algorithm has no
     bounded period."""
     c = net.config
-    if not c.steady_goodput:
+    if not (c.steady_goodput or c.steady_goodput_alone):
         return -1
     period = ccmod.spec(c.cc).loop_period(c, int(net.fabric.max_rtt_ns) * 1000)
     return -1 if period is None else 8 * int(period)

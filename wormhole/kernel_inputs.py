@@ -157,6 +157,8 @@ class AccelParams:
     check_every: int = _c("int32")      # re-check a steady flow's partition every this many samples
     gp_span: int = _c("int64")          # the quarter-goodput steady test once a window spans this long, ps
                                         # (-1: that test off)
+    quarters_all: int = _c("uint8")     # that test for every flow (steady_goodput), else only for flows whose
+                                        # data shares no port with another flow's (steady_goodput_alone)
     memo: int = _c("uint8")             # the memo database looks partitions up
     committed: int = _c("uint8")        # the steady window samples the CC's committed rate (steady_committed)
     onoff: int = _c("uint8")            # steady skips carry ring connections that idle and resume (steady_onoff)

@@ -124,6 +124,11 @@ def workload_parser():
                     help="accelerated mode: steady when (max - min) / mean of the window < THETA")
     ap.add_argument("--steady-goodput", action="store_true",
                     help="accelerated mode: also the quarter-goodput steady test (see `python -m wormhole params`)")
+    ap.add_argument("--steady-goodput-alone", action="store_true",
+                    help="accelerated mode: the quarter-goodput steady test for flows alone with their data "
+                         "(config steady_goodput_alone, the default; see `python -m wormhole params`)")
+    ap.add_argument("--no-steady-goodput-alone", action="store_true",
+                    help="accelerated mode: the quarter-goodput test only with --steady-goodput")
     ap.add_argument("--steady-committed", action="store_true",
                     help="accelerated mode: the steady window samples the congestion control's committed rate "
                          "(HPCC's Rc; config steady_committed, the default; see `python -m wormhole params`)")
@@ -170,7 +175,7 @@ def workload_parser():
 
 
 # bench switch pairs --X / --no-X (argparse dest, without "no_") and the config bool each sets
-SWITCH_PAIRS = (("steady_committed", "steady_committed"), ("steady_onoff", "steady_onoff"),
+SWITCH_PAIRS = (("steady_goodput_alone", "steady_goodput_alone"), ("steady_committed", "steady_committed"), ("steady_onoff", "steady_onoff"),
                 ("mirrors", "memo_mirrors"))
 
 

@@ -80,10 +80,11 @@ cdef double _steady_goodput(Sim* s, int32_t fi) noexcept nogil
 cdef double _horizon(Sim* s, int32_t P, bint onoff=*) noexcept nogil  # time to the first flow running short
 cdef void _reject_flow(Sim* s, int k, int32_t P) noexcept nogil  # a refusal by one flow's test, and how close P was
 cdef bint _same_moment_pending(Sim* s, int32_t P) noexcept nogil  # an event of P still due at s.now (no skip now)
+cdef void _lockstep_goodputs(Sim* s, int32_t P) noexcept nogil  # flows of P in lockstep get one goodput (accel_steady.pxi)
 cdef void skip_try(Sim* s, int32_t P) noexcept nogil             # fast-forward P if every flow of it is steady
 cdef bint _moment_open(Sim* s, int32_t P) noexcept nogil         # any event of P still due at s.now (no memo replay now)
 cdef int64_t skip_bytes(Sim* s, Skip* sk, int32_t i, int64_t dt) noexcept nogil  # bytes advanced in a skip
-cdef bint _onoff_member(Sim* s, int32_t P, int32_t fi) noexcept nogil  # no other data on its data path (accel_onoff.pxi)
+cdef bint _data_alone(Sim* s, int32_t P, int32_t fi) noexcept nogil  # no other data on its data path (accel_steady.pxi)
 cdef int64_t onoff_acked(Sim* s, Skip* sk, int32_t i, int64_t t) noexcept nogil      # an on/off member's bytes
 cdef int64_t onoff_delivered(Sim* s, Skip* sk, int32_t i, int64_t t) noexcept nogil  # ... at its receiver
 cdef int64_t onoff_note_time(Sim* s, Skip* sk, int32_t i, int64_t need, bint rcv) noexcept nogil

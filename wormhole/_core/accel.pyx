@@ -273,7 +273,7 @@ cdef int accel_setup(Sim* s, object cfg, const KernelOps* k) except -1:
     a.min_skip = cfg.min_skip
     a.margin = cfg.margin
     a.check_every = cfg.check_every
-    a.quarters = cfg.gp_span >= 0
+    a.quarters = 0 if cfg.gp_span < 0 else (2 if cfg.quarters_all else 1)
     a.committed = cfg.committed
     a.onoff = cfg.onoff
     a.gp_span = cfg.gp_span

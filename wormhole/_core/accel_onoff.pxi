@@ -1,34 +1,13 @@
 # On/off members of a steady skip (included by accel.pyx).  Contract: a flow of a
 # partition whose data path shares no port with another of its flows' data (a ring's
 # connection whose only coupling to the others is ACKs) may run out of posted data and
-# resume inside the skip instead of ending it (_onoff_member, chosen by skip_try).  Its
+# resume inside the skip instead of ending it (_data_alone, accel_steady.pxi; chosen by skip_try).  Its
 # bytes move at its measured goodput while it has data and stop when it has moved all of
 # it; data posted to it after that starts a new run at the moment of the post
 # (onoff_resume), so it never moves faster than its goodput.  At the skip's end it is
 # placed at most at the tail of its posted data with the packets it had in flight at the
 # start still in flight (skip_bytes): the part of a run beyond that is given back, never
 # taken in advance.
-
-
-cdef bint _onoff_member(Sim* s, int32_t P, int32_t fi) noexcept nogil:
-    """No other flow of P sends data through a port of fi's data path (its ACK path and
-    the ACKs of others may share its ports: they carry no data another flow could
-    take the capacity of when fi idles)."""
-    cdef Accel* a = &s.acc
-    cdef Flow* f = &s.flows[fi]
-    cdef Flow* g
-    cdef int32_t j, k, q, m, port
-    for j in range(f.path_len):
-        port = s.paths[f.path_off + j]
-        for k in range(a.port_nf[port]):
-            q = a.port_flows[port][k]
-            if q == fi or a.part_of[q] != P:
-                continue
-            g = &s.flows[q]
-            for m in range(g.path_len):
-                if s.paths[g.path_off + m] == port:
-                    return False
-    return True
 
 
 cdef void _onoff_mark(Sim* s, int32_t P) noexcept nogil:
@@ -48,7 +27,7 @@ cdef void _onoff_mark(Sim* s, int32_t P) noexcept nogil:
         a.lim[i] = 0
     for i in range(nf):
         fi = a.part_flows[P][i]
-        if not _idle_conn(&s.flows[fi]) and not _onoff_member(s, P, fi):
+        if not _idle_conn(&s.flows[fi]) and not _data_alone(s, P, fi):
             return
     any_ = False
     for i in range(nf):

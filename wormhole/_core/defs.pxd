@@ -543,7 +543,9 @@ ctypedef struct Accel:
                              # idle connection of it, (planned ends) a DCQCN rate increase, other
     int32_t back_why         # cause of the skip-back under way (index of backs_by)
     int32_t gp_why           # why the last steady-goodput measurement gave none (index of rejects)
-    uint8_t quarters         # also call a flow steady when its window's quarter goodputs agree (steady_goodput)
+    uint8_t quarters         # also call a flow steady when its window's quarter goodputs agree: 0 never, 1 a
+                             # flow whose data shares no port with another flow's data (steady_goodput_alone),
+                             # 2 every flow (steady_goodput)
     uint8_t committed        # the window samples CcOps.steady_rate (the rate the control loop commits, HPCC's
                              # Rc) instead of send_rate (steady_committed)
     int64_t gp_span          # ... provided its window spans at least this long (8 periods of the CC's

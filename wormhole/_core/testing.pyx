@@ -25,7 +25,7 @@ from wormhole._core.cc_tcp cimport tcp_init, tcp_on_ack, tcp_on_loss, tcp_on_rto
 from wormhole._core.int_hops cimport int_hops_shift
 from wormhole._core.accel cimport (accel_setup, win_alloc, win_push, _goodput, _steady_goodput, _horizon, skip_bytes,
                                    _rate_between, _reject_flow, _same_moment_pending, _moment_open, skip_try,
-                                   _onoff_member, onoff_acked, onoff_delivered, onoff_note_time, onoff_resume,
+                                   _data_alone, _lockstep_goodputs, onoff_acked, onoff_delivered, onoff_note_time, onoff_resume,
                                    onoff_bound, cycle_goodput, cycle_idle, _first_run_rate, _shift_window,
                                    mirror_take_post, mirror_lead_post, mirror_check_why)
 
@@ -299,8 +299,9 @@ def _py_mmu(str op, dict port, dict switch, int64_t reserve=4096, int64_t resume
 class _AccelCfg:
     """The accelerator's parameters as accel_setup reads them (KernelParams.accel)."""
     def __init__(self, l, theta, check_every=1, gp_span=-1, min_skip=0, margin=0, memo=False, committed=False,
-                 onoff=False):
+                 onoff=False, quarters_all=True):
         self.l = l
+        self.quarters_all = quarters_all
         self.committed = committed
         self.onoff = onoff
         self.theta = theta
@@ -469,6 +470,35 @@ def _py_horizon(list flows, int64_t margin=0, int paused=-1):
         _toy_free(s)
 
 
+def _py_lockstep_goodputs(list flows, int l=4):
+    """One partition of the given flows, each a dict of snd_una, snd_nxt, una0 (snd_una at
+    its window's oldest sample), rate (its latest rate sample) and goodput (bytes per ps),
+    with full windows of l samples (on/off off).  Returns the goodputs after
+    _lockstep_goodputs."""
+    cdef int32_t n = len(flows), i, k
+    cdef Sim* s = _toy_sim(n, _AccelCfg(l, 0.05))
+    cdef Accel* a = &s.acc
+    cdef FlowWin* w
+    try:
+        _toy_partition(s, n)
+        for i in range(n):
+            fl = flows[i]
+            s.flows[i].size = fl["snd_nxt"] + 1000000
+            s.flows[i].snd_una = fl["snd_una"]
+            s.flows[i].snd_nxt = fl["snd_nxt"]
+            win_alloc(s, i)
+            w = &a.win[i]
+            for k in range(l):
+                w.val[k] = fl["rate"]
+                w.una[k] = fl["una0"]
+            w.n = l                     # oldest sample at n % l = 0, latest at l - 1
+            a.gp[i] = fl["goodput"]
+        _lockstep_goodputs(s, 0)
+        return [a.gp[i] for i in range(n)]
+    finally:
+        _toy_free(s)
+
+
 def _py_reject_flow(list flows, int l, double theta, int reason=1):
     """One partition of the given flows, each a list of rates (one sample per ps, into a
     window of l samples at theta; an empty list: a persistent connection with everything
@@ -609,53 +639,72 @@ def _py_skip_bytes(double goodput, int64_t dt, int64_t size, int64_t snd_nxt, in
         _toy_free(s)
 
 
-def _py_onoff_members(list paths):
-    """One partition of flows whose paths are given as (data ports, ACK ports), each a
-    list of port numbers; returns, per flow, whether it is an on/off member
-    (_onoff_member: no other flow's data passes a port of its data path)."""
+cdef void _toy_paths(Sim* s, list paths) except *:
+    """Give the toy's flows the paths (data ports, ACK ports), each a list of port numbers,
+    and its ports the accelerator's per-port flow lists; every flow active, and all of them
+    in the same partition, -1 (no partition's arrays: skip_try does nothing)."""
+    cdef Accel* a = &s.acc
     cdef int32_t n = len(paths), i, j, k, np_ = 0
-    cdef Sim* s
-    cdef Accel* a
-    cdef int32_t* old
     for d, r in paths:
         for q in list(d) + list(r):
             np_ = max(np_, q + 1)
-    s = _toy_sim(n, _AccelCfg(8, 0.05))
-    a = &s.acc
+    free(s.paths)
+    s.paths = <int32_t*>calloc(sum(len(d) + len(r) for d, r in paths) + 1, sizeof(int32_t))
+    k = 0
+    for i in range(n):
+        d, r = paths[i]
+        s.flows[i].path_off = k
+        s.flows[i].path_len = len(d)
+        for q in d:
+            s.paths[k] = q
+            k += 1
+        s.flows[i].rpath_off = k
+        s.flows[i].rpath_len = len(r)
+        for q in r:
+            s.paths[k] = q
+            k += 1
+    free(a.port_part); free(a.port_flows); free(a.port_nf); free(a.port_cap)
+    s.n_ports = np_
+    a.port_part = <int32_t*>calloc(np_, sizeof(int32_t))
+    a.port_flows = <int32_t**>calloc(np_, sizeof(int32_t*))
+    a.port_nf = <int32_t*>calloc(np_, sizeof(int32_t))
+    a.port_cap = <int32_t*>calloc(np_, sizeof(int32_t))
+    for j in range(np_):
+        a.port_flows[j] = <int32_t*>calloc(n + 1, sizeof(int32_t))
+        a.port_cap[j] = n + 1
+    for i in range(n):
+        a.part_of[i] = -1
+        a.active[i] = 1
+        for j in range(s.flows[i].path_len + s.flows[i].rpath_len):
+            q = s.paths[s.flows[i].path_off + j]
+            if i not in [a.port_flows[q][m] for m in range(a.port_nf[q])]:
+                a.port_flows[q][a.port_nf[q]] = i
+                a.port_nf[q] += 1
+
+
+def _py_data_alone(list paths):
+    """One partition of flows whose paths are given as (data ports, ACK ports), each a
+    list of port numbers; returns, per flow, whether no other flow's data passes a port
+    of its data path (_data_alone: an on/off member, a flow the lone quarter test may call steady)."""
+    cdef Sim* s = _toy_sim(len(paths), _AccelCfg(8, 0.05))
     try:
-        free(s.paths)
-        s.paths = <int32_t*>calloc(sum(len(d) + len(r) for d, r in paths) + 1, sizeof(int32_t))
-        k = 0
-        for i in range(n):
-            d, r = paths[i]
-            s.flows[i].path_off = k
-            s.flows[i].path_len = len(d)
-            for q in d:
-                s.paths[k] = q
-                k += 1
-            s.flows[i].rpath_off = k
-            s.flows[i].rpath_len = len(r)
-            for q in r:
-                s.paths[k] = q
-                k += 1
-        free(a.port_part); free(a.port_flows); free(a.port_nf); free(a.port_cap)
-        s.n_ports = np_
-        a.port_part = <int32_t*>calloc(np_, sizeof(int32_t))
-        a.port_flows = <int32_t**>calloc(np_, sizeof(int32_t*))
-        a.port_nf = <int32_t*>calloc(np_, sizeof(int32_t))
-        a.port_cap = <int32_t*>calloc(np_, sizeof(int32_t))
-        for j in range(np_):
-            a.port_flows[j] = <int32_t*>calloc(n + 1, sizeof(int32_t))
-            a.port_cap[j] = n + 1
-        for i in range(n):
-            a.part_of[i] = 0
-            a.active[i] = 1
-            for j in range(s.flows[i].path_len + s.flows[i].rpath_len):
-                q = s.paths[s.flows[i].path_off + j]
-                if i not in [a.port_flows[q][m] for m in range(a.port_nf[q])]:
-                    a.port_flows[q][a.port_nf[q]] = i
-                    a.port_nf[q] += 1
-        return [bool(_onoff_member(s, 0, i)) for i in range(n)]
+        _toy_paths(s, paths)
+        return [bool(_data_alone(s, -1, i)) for i in range(len(paths))]
+    finally:
+        _toy_free(s)
+
+
+def _py_quarters_test(list paths, list samples, int l, double theta, int64_t gp_span, bint quarters_all):
+    """Flows of one partition with the paths of _py_data_alone; flow 0 takes the samples
+    (t ps, snd_una bytes, rate bps) into its window of l samples, with the quarter-goodput
+    test on once a window spans gp_span ps (-1: off), for every flow (quarters_all) or only
+    for flows alone with their data.  Returns flow 0's (steady, steady by its quarters,
+    steady goodput in bytes per ps: _steady_goodput, 0.0 if none)."""
+    cdef Sim* s = _toy_sim(len(paths), _AccelCfg(l, theta, gp_span=gp_span, quarters_all=quarters_all))
+    try:
+        _toy_paths(s, paths)
+        _toy_samples(s, 0, samples)
+        return bool(s.acc.win[0].steady), bool(s.acc.win[0].gp_steady), _steady_goodput(s, 0)
     finally:
         _toy_free(s)
 
