@@ -147,7 +147,7 @@ cdef bint _quarters_steady(Sim* s, int32_t fi) noexcept nogil:
     throughput over each quarter, many periods long, stays put; the skip then
     moves the flow at its measured goodput (_steady_goodput), never faster."""
     cdef FlowWin* w = &s.acc.win[fi]
-    cdef int64_t L = s.acc.l, q, a0, b0, since
+    cdef int64_t L = s.acc.l, q, a0, b0
     cdef double g, prev = 0.0, lo = 1e300, hi = 0.0, tot = 0.0, slope = 0.0
     cdef int up = 0, down = 0
     if L < 8 or w.n < L:
