@@ -4,7 +4,7 @@ A flow whose rate oscillates around a share by more than theta is still steady w
 window's four quarters agree with no trend.  For a flow that shares a data port with another flow's data
 that can freeze a split of the bottleneck still on its way to fairness, so it is only on for every flow
 with ``steady_goodput``; a flow alone with its data (only ACKs share its ports: a ring's connection) has no
-such split, and by default (``steady_goodput_alone``) it passes on its quarters alone.
+such split, and with ``steady_goodput_alone`` (off by default) it passes on its quarters alone.
 """
 import math
 
@@ -69,13 +69,13 @@ def test_a_rate_settling_inside_the_window_waits_for_the_spread_test():
     assert T._py_quarters_test(ALONE, late, L, THETA, 0, False)[:2] == (True, True)
 
 
-def _segments_run(mode, off=False):
+def _segments_run(mode, on=False):
     """gpt13b (TP 8, one layer) on 64 GPUs in rail segments of two servers, spines 2:1 oversubscribed:
     each rail's DP ring crosses the spines, every ring connection alone with its data, and the crossing
     ones' HPCC rates swing around their share by more than theta for as long as they send."""
     from wormhole.runner import workload_parser, run_workload
     argv = "gpt13b --tp 8 --servers-per-segment 2 --oversubscription 2 --gpus 64 --layers 1 --no-progress"
-    argv = argv.split() + ["--mode", mode] + ["--no-steady-goodput-alone"] * off
+    argv = argv.split() + ["--mode", mode] + ["--steady-goodput-alone"] * on
     keep = {}
     rep = run_workload(workload_parser().parse_args(argv), keep=keep)
     msgs = keep["net"].messages
@@ -83,11 +83,11 @@ def _segments_run(mode, off=False):
     return rep, msgs["fct"][order].astype(float)
 
 
-def test_on_by_default_and_a_ring_across_oversubscribed_spines_skips_more_as_faithfully():
-    assert wh.Config.preset("hpcc").steady_goodput_alone is True
+def test_a_ring_across_oversubscribed_spines_skips_more_as_faithfully():
+    assert wh.Config.preset("hpcc").steady_goodput_alone is False
     full, f_full = _segments_run("full")
-    on, f_on = _segments_run("accelerated")
-    off, f_off = _segments_run("accelerated", off=True)
+    on, f_on = _segments_run("accelerated", on=True)
+    off, f_off = _segments_run("accelerated")
     assert on["events"] < 0.95 * off["events"]
     for rep, fct in ((on, f_on), (off, f_off)):
         assert abs(rep["iteration_time_ps"] / full["iteration_time_ps"] - 1) < 0.005
@@ -97,8 +97,8 @@ def test_on_by_default_and_a_ring_across_oversubscribed_spines_skips_more_as_fai
 
 def test_flows_sharing_a_bottleneck_keep_their_split_unfrozen():
     """Two flows into one host: with the quarter test for every flow (steady_goodput) the skip freezes
-    their split on its way to fairness (one 2.6% late); by default the shared flows pass only by their
-    spread, and the split converges as in the full run."""
+    their split on its way to fairness (one 2.6% late); with it for flows alone with their data the shared
+    flows pass only by their spread, and the split converges as in the full run."""
     def incast(accelerate, **cfg):
         net = wh.Network(wh.star(4), wh.Config.preset("hpcc", accelerate=accelerate, **cfg))
         for s in range(2):
@@ -108,9 +108,9 @@ def test_flows_sharing_a_bottleneck_keep_their_split_unfrozen():
 
     full = incast(False)
     errs = {}
-    for name, cfg in (("default", {}), ("all", {"steady_goodput": True})):
+    for name, cfg in (("alone", {"steady_goodput_alone": True}), ("all", {"steady_goodput": True})):
         errs[name] = np.abs(incast(True, **cfg).results["fct"] - full.results["fct"]) / full.results["fct"]
-    assert errs["default"].max() < 0.015 < errs["all"].max()
+    assert errs["alone"].max() < 0.015 < errs["all"].max()
 
 
 def test_flows_in_lockstep_move_at_one_goodput_the_lowest():
