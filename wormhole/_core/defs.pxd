@@ -601,14 +601,16 @@ ctypedef struct Sim:
     Event* heap         # binary heap ordered by (t, tie key) (heap.pxd)
     int64_t heap_n      # events in the heap
     int64_t heap_cap    # capacity
-    # near-future calendar in front of the heap (heap.pxd), sequential runs (KEY_INSERTION) only:
-    # an event due within cal_w ns of the window start goes to its nanosecond's bucket, the rest to the heap
-    uint8_t cal_on      # 1: the calendar takes near events (set at build; never on under KEY_LOCAL / KEY_RANK)
+    # near-future calendar in front of the heap (heap.pxd), sequential runs (KEY_INSERTION) and each logical
+    # process of a partitioned run: an event due within cal_w ns of the window start goes to its nanosecond's
+    # bucket, the rest to the heap
+    uint8_t cal_on      # 1: the calendar takes near events (set at build; a partitioned Kernel's own Sim turns
+                        # it off, its logical processes have one each: parallel.pxi)
     int64_t cal_k       # window start, an absolute ns bucket (t // 1000): every calendar event lies in
                         # [cal_k, cal_k + cal_w); it only moves forward, to the bucket of each event popped
     int64_t cal_w       # buckets in the window (a power of two; slot = bucket & (cal_w - 1))
     int32_t* cal_head   # per slot: first event of the bucket in cal_ev (-1: empty); a bucket is sorted
-    int32_t* cal_tail   # by (t, seq); per slot: its last event
+    int32_t* cal_tail   # by the heap's order (key_before); per slot: its last event
     uint64_t* cal_bits  # one bit per slot: the bucket is not empty (cal_w / 64 words)
     int64_t* cal_tt     # per slot: (t, seq) of its last event, so that an append reads no pool entry
     uint64_t* cal_tq

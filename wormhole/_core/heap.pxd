@@ -22,19 +22,26 @@ the same picosecond; ``Sim.key_mode`` chooses it:
   provisional values keep the order of the process's own events, so the heap
   stays ordered when they become ranks.
 
-The calendar (sequential runs, under KEY_INSERTION: ``Sim.cal_on``).  Almost
-every event a packet makes is due within a few microseconds, so a heap of 10^4
-of them pays ~14 levels per pop.  In front of the heap sits a ring of
-nanosecond buckets, ``cal_w`` of them from the window start ``cal_k``: an event
-due inside the window goes to its bucket (kept sorted by (t, seq); an event
-pushed now nearly always has the largest key of its bucket, so it is appended),
-anything later or earlier to the heap.  A pop takes the earlier of the first
-non-empty bucket's head (found by the bucket bitmap) and the heap's top, and
-moves the window start to the popped event's bucket: every pending event is at
-or after it.  The order is the same total order as the heap's, so runs are
-identical; only the cost moves.  The accelerator, which scans and rebuilds the
-pending set when a partition's events are held, moves the calendar's events into
-the heap first (cal_to_heap) and walks them with cal_next_entry.
+The calendar (``Sim.cal_on``: sequential runs under KEY_INSERTION, and each
+logical process of a partitioned run under either of its keys).  Almost every
+event a packet makes is due within a few microseconds, so a heap of 10^4 of them
+pays ~14 levels per pop.  In front of the heap sits a ring of nanosecond
+buckets, ``cal_w`` of them from the window start ``cal_k``: an event due inside
+the window goes to its bucket (kept sorted by the heap's order, key_before; an
+event pushed now nearly always has the largest key of its bucket, so it is
+appended), anything later or earlier to the heap.  A pop takes the earlier of
+the first non-empty bucket's head (found by the bucket bitmap) and the heap's
+top, and moves the window start to the popped event's bucket: every pending
+event is at or after it.  The order is the same total order as the heap's, so
+runs are identical; only the cost moves.  Under KEY_RANK a bucket stays sorted
+when its slots become ranks for the reason the heap stays ordered (above: the
+values keep each process's own order), and a key the event being processed
+takes now (ts = cur_ref, seq = kid - 1) follows every key the process holds,
+so it is appended without reading a rank.  The accelerator, which scans and
+rebuilds the pending set when a partition's events are held, moves the
+calendar's events into the heap first (cal_to_heap) and walks them with
+cal_next_entry; the partitioned kernel walks them to rewrite their keys
+(rank_compact) and finds each process's first event with pending_first.
 """
 from libc.stdlib cimport realloc, malloc, free
 from libc.stdint cimport int64_t, int32_t, uint64_t
@@ -72,6 +79,13 @@ cdef inline bint key_before(Sim* s, int64_t t1, int64_t ts1, uint64_t q1, int64_
 cdef inline bint _before(Sim* s, Event* x, Event* y) noexcept nogil:
     """KEY_LOCAL, KEY_RANK: x fires before y (a KEY_RANK slot read as its rank)."""
     return key_before(s, x.t, x.ts, x.seq, y.t, y.ts, y.seq)
+
+
+cdef inline bint _ev_before(Sim* s, Event* x, Event* y) noexcept nogil:
+    """x fires before y, in any key mode (the calendar's order: the heap's)."""
+    if s.key_mode == KEY_INSERTION:
+        return _ins_before(x, y)
+    return _before(s, x, y)
 
 
 cdef inline int64_t _sift_down(Sim* s, Event* h, int64_t n, int64_t i, Event* e) noexcept nogil:
@@ -221,9 +235,24 @@ cdef inline int _cal_grow(Sim* s) noexcept nogil:
     return 0
 
 
+cdef inline bint _cal_appends(Sim* s, int32_t slot, Event* e) noexcept nogil:
+    """Event e is not earlier than the last event of the non-empty bucket at slot, so
+    it goes after it.  KEY_INSERTION: by the cached (t, seq).  Else by the cached t,
+    then, at the same picosecond: a key taken just now by the event being processed
+    (KEY_RANK: ts = cur_ref, seq = kid - 1) follows every key the process holds
+    (heap.pxd's docstring), any other is compared with the tail's key."""
+    if s.key_mode == KEY_INSERTION:
+        return not wh_key_lt(e.t, e.seq, s.cal_tt[slot], s.cal_tq[slot])
+    if e.t != s.cal_tt[slot]:
+        return e.t > s.cal_tt[slot]
+    if s.key_mode == KEY_RANK and e.ts == s.cur_ref and e.seq + 1 == s.kid:
+        return True
+    return not _before(s, e, &s.cal_ev[s.cal_tail[slot]])
+
+
 cdef inline int _cal_insert(Sim* s, int64_t k, Event* e) noexcept nogil:
     """Put event e, due in absolute bucket k of the window, in its bucket at its
-    place by (t, seq): after the tail if it is not earlier (nearly always),
+    place by the heap's order: after the tail if it is not earlier (nearly always),
     else by a walk from the head."""
     cdef int32_t idx, slot, cur, prev
     if s.cal_free < 0 and _cal_grow(s) != 0:
@@ -239,7 +268,7 @@ cdef inline int _cal_insert(Sim* s, int64_t k, Event* e) noexcept nogil:
         s.cal_bits[slot >> 6] |= (<uint64_t>1) << (slot & 63)
         s.cal_tt[slot] = e.t
         s.cal_tq[slot] = e.seq
-    elif not wh_key_lt(e.t, e.seq, s.cal_tt[slot], s.cal_tq[slot]):
+    elif _cal_appends(s, slot, e):
         s.cal_next[s.cal_tail[slot]] = idx
         s.cal_next[idx] = -1
         s.cal_tail[slot] = idx
@@ -248,7 +277,7 @@ cdef inline int _cal_insert(Sim* s, int64_t k, Event* e) noexcept nogil:
     else:
         prev = -1
         cur = s.cal_head[slot]
-        while cur >= 0 and not _ins_before(e, &s.cal_ev[cur]):
+        while cur >= 0 and not _ev_before(s, e, &s.cal_ev[cur]):
             prev = cur
             cur = s.cal_next[cur]
         s.cal_next[idx] = cur
@@ -399,7 +428,7 @@ cdef inline Event* pending_first(Sim* s) noexcept nogil:
     cdef int32_t c
     if s.cal_n > 0:
         c = _cal_first(s)
-        if s.heap_n == 0 or _ins_before(&s.cal_ev[c], &s.heap[0]):
+        if s.heap_n == 0 or _ev_before(s, &s.cal_ev[c], &s.heap[0]):
             return &s.cal_ev[c]
     if s.heap_n > 0:
         return &s.heap[0]

@@ -11,7 +11,9 @@
 # T0 + L or later, as a link's delay is at least L) are copied into the receiving LPs'
 # pools and heaps, and the next round starts.  LPs run in parallel within a round
 # (OpenMP, without the GIL), handed to the threads in decreasing order of their recent
-# load, one at a time (dynamic schedule): the assignment follows the load.
+# load, one at a time (dynamic schedule): the assignment follows the load.  Each LP's
+# pending events are in a calendar in front of its heap when the sequential run's would be
+# (heap.pxd: the same order under either key, so only the cost differs).
 #
 # Determinism, KEY_RANK (the default): the LPs order same-time events as the sequential
 # kernel does, by insertion: an event's key is (rank of the event that scheduled it, that
@@ -102,6 +104,7 @@ ctypedef struct Par:
     int64_t deferred    # draws deferred to rounds' ends
     int64_t ties_across # rank_pair's comparisons of two LPs' events due at the same picosecond
     double merge_s      # wall-clock seconds of thread 0 from a round's end to the imports (ranks, draws)
+    uint8_t calendar    # 1: each LP has a calendar in front of its heap (heap.pxd; where the sequential run has)
 
 
 cdef void stats_zero(Sim* s) noexcept nogil:
@@ -162,7 +165,7 @@ cdef void stats_add(Sim* m, Sim* s) noexcept nogil:
 cdef int lp_enter(Sim* m, Par* P, Lp* L) noexcept nogil:
     """Start a run of the LP: take the Kernel's shared state (fabric, flows, CC arrays,
     parameters: they may have grown since), keep what the LP owns (clock, tie-key
-    counter, heap, pool, random streams), with empty completions and PFC log, zero
+    counter, heap and calendar, pool, random streams), with empty completions and PFC log, zero
     statistics.  Returns -1 if memory ran out."""
     cdef Sim* s = L.s
     cdef Sim own = s[0]
@@ -185,6 +188,19 @@ cdef int lp_enter(Sim* m, Par* P, Lp* L) noexcept nogil:
     s.heap = own.heap
     s.heap_n = own.heap_n
     s.heap_cap = own.heap_cap
+    s.cal_on = own.cal_on               # (the Kernel's calendar is off: par_new)
+    s.cal_k = own.cal_k
+    s.cal_w = own.cal_w
+    s.cal_head = own.cal_head
+    s.cal_tail = own.cal_tail
+    s.cal_bits = own.cal_bits
+    s.cal_tt = own.cal_tt
+    s.cal_tq = own.cal_tq
+    s.cal_ev = own.cal_ev
+    s.cal_next = own.cal_next
+    s.cal_free = own.cal_free
+    s.cal_cap = own.cal_cap
+    s.cal_n = own.cal_n
     s.wire_n = own.wire_n
     s.pkts = own.pkts
     s.ints = own.ints
@@ -312,8 +328,9 @@ cdef void lp_round(Lp* L, int64_t end, int64_t base) noexcept nogil:
 
 
 cdef void lp_import(Par* P, int32_t j) noexcept nogil:
-    """Copy the arrivals sent to LP j in this round into its pool and heap; note its
-    earliest event and whether it failed."""
+    """Copy the arrivals sent to LP j in this round into its pool and pending events (its
+    calendar or heap, by the rank of the sending event); note its earliest event and
+    whether it failed."""
     cdef Sim* s = P.lps[j].s
     cdef Lp* L
     cdef int32_t i, pk, nxt
@@ -339,9 +356,15 @@ cdef void lp_import(Par* P, int32_t j) noexcept nogil:
                 break
     if s.key_mode == KEY_RANK:
         rank_settle(P, j)
-    P.heads[j] = s.heap[0].t if s.heap_n > 0 else INT64_MAX
+    P.heads[j] = _lp_head(s)
     P.fails[j] = <uint8_t>s.fail
     P.lps[j].load = P.lps[j].load_next
+
+
+cdef inline int64_t _lp_head(Sim* s) noexcept nogil:
+    """The time of an LP's earliest pending event (calendar or heap), INT64_MAX if none."""
+    cdef Event* e = pending_first(s)
+    return e.t if e != NULL else INT64_MAX
 
 
 cdef enum:
@@ -474,15 +497,21 @@ cdef void draws_resolve(Par* P) noexcept nogil:
 
 
 cdef void rank_compact(Par* P, int32_t j) noexcept nogil:
-    """KEY_RANK: every key LP j holds that names a slot (its heap, its ports' unscheduled
-    ends and wake-ups, the arrivals on their wires, its clock) takes that slot's rank, and
-    the slots are free again (their round ranked)."""
+    """KEY_RANK: every key LP j holds that names a slot (its heap and calendar, its ports'
+    unscheduled ends and wake-ups, the arrivals on their wires, its clock) takes that
+    slot's rank, and the slots are free again (their round ranked).  The values do not
+    change, so the heap and the calendar's buckets keep their order."""
     cdef Sim* s = P.lps[j].s
-    cdef int64_t i
-    cdef int32_t p, pk
+    cdef int64_t i, cslot = -1
+    cdef int32_t p, pk, c = -1
     cdef Port* pt
     for i in range(s.heap_n):
         s.heap[i].ts = key_rank(s, s.heap[i].ts)
+    while True:
+        c = cal_next_entry(s, &cslot, c)
+        if c < 0:
+            break
+        s.cal_ev[c].ts = key_rank(s, s.cal_ev[c].ts)
     for p in range(s.n_ports):
         if P.lp_of_port[p] != j:
             continue
@@ -698,15 +727,14 @@ cdef int par_run(Sim* m, Par* P, int64_t until) noexcept nogil:
         if lp_enter(m, P, &P.lps[i]) != 0:
             m.fail = 1
             return RUN_LIMIT
-    while m.heap_n > 0:                         # what Python scheduled goes to its LP
+    while pending_n(m) > 0:                     # what Python scheduled goes to its LP
         e = heap_pop(m)
         i = event_lp(m, P, &e)
         if i < 0 or heap_push_seq(P.lps[i].s, e.t, e.ts, e.seq, e.kind, e.a, e.b) != 0:
             m.fail = 1
             return RUN_LIMIT
     for j in range(n):
-        s = P.lps[j].s
-        P.heads[j] = s.heap[0].t if s.heap_n > 0 else INT64_MAX
+        P.heads[j] = _lp_head(P.lps[j].s)
         P.fails[j] = 0
     P.tickets[0] = 0
     P.tickets[1] = 0
@@ -762,15 +790,18 @@ cdef int par_run(Sim* m, Par* P, int64_t until) noexcept nogil:
 
 
 cdef int64_t par_pending(Sim* m, Par* P, int64_t* first) noexcept nogil:
-    """Events the LPs hold (their heaps and wires), and the earliest (first[0], if earlier)."""
+    """Events the LPs hold (their calendars, heaps and wires), and the earliest (first[0],
+    if earlier)."""
     cdef int32_t i
     cdef int64_t n = 0
     cdef Sim* s
+    cdef Event* e
     for i in range(P.n_lp):
         s = P.lps[i].s
-        n += s.heap_n + s.wire_n
-        if s.heap_n > 0 and (first[0] < 0 or s.heap[0].t < first[0]):
-            first[0] = s.heap[0].t
+        n += pending_n(s) + s.wire_n
+        e = pending_first(s)
+        if e != NULL and (first[0] < 0 or e.t < first[0]):
+            first[0] = e.t
     return n
 
 
@@ -783,7 +814,7 @@ cdef void par_free(Par* P) noexcept nogil:
         for i in range(P.n_lp):
             L = &P.lps[i]
             if L.s != NULL:
-                free(L.s.heap); free(L.s.pkts); free(L.s.ints); free(L.s.done); free(L.s.done_key)
+                free(L.s.heap); cal_release(L.s); free(L.s.pkts); free(L.s.ints); free(L.s.done); free(L.s.done_key)
                 free(L.s.pfc_log); free(L.s.rank_val); free(L.s.log_t); free(L.s.log_pv); free(L.s.log_seq)
                 free(L.s.draws)
                 free(L.s)
@@ -796,9 +827,10 @@ cdef void par_free(Par* P) noexcept nogil:
     free(P)
 
 
-cdef Par* par_new(Sim* m, const int32_t[::1] lp_of_node, int32_t n_lp, int32_t threads) except NULL:
+cdef Par* par_new(Sim* m, const int32_t[::1] lp_of_node, int32_t n_lp, int32_t threads, bint calendar) except NULL:
     """The driver for LPs given by node (each 0..n_lp-1); the lookahead is the smallest
-    delay of a link between two of them (which must be positive).  Under KEY_RANK (the
+    delay of a link between two of them (which must be positive).  ``calendar``: each LP
+    has a calendar in front of its heap (the Kernel's own is off from now on).  Under KEY_RANK (the
     Kernel's key mode) without per-port streams, the draws of the one stream are deferred
     and a round lasts at most the smallest delay of a switch-to-host link (positive)."""
     cdef Par* P = <Par*>calloc(1, sizeof(Par))
@@ -819,6 +851,7 @@ cdef Par* par_new(Sim* m, const int32_t[::1] lp_of_node, int32_t n_lp, int32_t t
     P.heads = <int64_t*>calloc(n_lp, sizeof(int64_t))
     P.fails = <uint8_t*>calloc(n_lp, sizeof(uint8_t))
     P.base = 1                          # (rank 0: Python's pushes before the first run)
+    P.calendar = calendar
     P.m = m
     P.n_pairs = n_lp * (n_lp - 1) // 2
     P.pairs = <int32_t*>calloc(2 * P.n_pairs + 1, sizeof(int32_t))
@@ -867,4 +900,7 @@ cdef Par* par_new(Sim* m, const int32_t[::1] lp_of_node, int32_t n_lp, int32_t t
         L.s.free_head = NO_PKT
         L.s.budget = -1
         L.s.defer_draws = defer
+        if calendar and cal_setup(L.s, CAL_BUCKETS) != 0:
+            par_free(P)
+            raise MemoryError()
     return P
