@@ -614,6 +614,7 @@ ctypedef struct Sim:
     uint64_t* cal_bits  # one bit per slot: the bucket is not empty (cal_w / 64 words)
     int64_t* cal_tt     # per slot: (t, seq) of its last event, so that an append reads no pool entry
     uint64_t* cal_tq
+    int64_t* cal_ts     # per slot: its last event's ts (KEY_LOCAL, KEY_RANK: a logical process's calendar)
     Event* cal_ev       # event pool of the calendar
     int32_t* cal_next   # per pool entry: next in its bucket, or in the free list
     int32_t cal_free    # first free pool entry (-1: none)
@@ -729,6 +730,8 @@ ctypedef struct Sim:
     int64_t* log_t      # per slot of the round: the event's time, for the ranking (parallel.pxi rank_pair)
     int64_t* log_pv     # and its scheduling event: its rank (>= 0), or -1 - its place in the round
     uint64_t* log_seq   # and its key's push counter
+    uint8_t rank_log    # 1: rank_slot writes the round log (a logical process among several; one alone
+                        # has its provisional values for ranks and is never merged)
     uint8_t defer_draws # a logical process: ECN and PFC draws of the one stream (rng or ns3rng) are deferred
                         # to its round's end (draws.pxd), as their place in the stream is the events' rank
     DrawRec* draws      # the round's deferred draws, in the order made

@@ -20,7 +20,11 @@ the same picosecond; ``Sim.key_mode`` chooses it:
   ts = -1 - slot, the slot in Sim.rank_val of the event that took it, whose value
   is provisional until the round's ranks are merged, then the rank; the
   provisional values keep the order of the process's own events, so the heap
-  stays ordered when they become ranks.
+  stays ordered when they become ranks.  A process's slots are its events in the
+  order it processed them (since its last compaction, which turns every slot a
+  key names into its rank), so rank_val increases with the slot, provisional or
+  ranked: two keys that name slots compare by the slots alone, and only a key
+  against a rank (an arrival from another process, a compacted key) reads one.
 
 The calendar (``Sim.cal_on``: sequential runs under KEY_INSERTION, and each
 logical process of a partitioned run under either of its keys).  Almost every
@@ -71,6 +75,8 @@ cdef inline bint key_before(Sim* s, int64_t t1, int64_t ts1, uint64_t q1, int64_
         return t1 < t2 or (t1 == t2 and (ts1 < ts2 or (ts1 == ts2 and q1 < q2)))
     if t1 != t2:
         return t1 < t2
+    if (ts1 & ts2) < 0:                 # two slots: rank_val increases with the slot (above)
+        return ts1 > ts2 or (ts1 == ts2 and q1 < q2)
     r1 = key_rank(s, ts1)
     r2 = key_rank(s, ts2)
     return r1 < r2 or (r1 == r2 and q1 < q2)
@@ -82,9 +88,12 @@ cdef inline bint _before(Sim* s, Event* x, Event* y) noexcept nogil:
 
 
 cdef inline bint _ev_before(Sim* s, Event* x, Event* y) noexcept nogil:
-    """x fires before y, in any key mode (the calendar's order: the heap's)."""
+    """x fires before y, in any key mode (the calendar's order: the heap's; the times
+    compared here first, as key_before is not always inlined)."""
     if s.key_mode == KEY_INSERTION:
         return _ins_before(x, y)
+    if x.t != y.t:
+        return x.t < y.t
     return _before(s, x, y)
 
 
@@ -168,7 +177,9 @@ cdef inline int cal_setup(Sim* s, int64_t w) noexcept nogil:
     s.cal_bits = <uint64_t*>malloc((w // 64) * sizeof(uint64_t))
     s.cal_tt = <int64_t*>malloc(w * sizeof(int64_t))
     s.cal_tq = <uint64_t*>malloc(w * sizeof(uint64_t))
-    if s.cal_head == NULL or s.cal_tail == NULL or s.cal_bits == NULL or s.cal_tt == NULL or s.cal_tq == NULL:
+    s.cal_ts = <int64_t*>malloc(w * sizeof(int64_t))
+    if (s.cal_head == NULL or s.cal_tail == NULL or s.cal_bits == NULL or s.cal_tt == NULL or s.cal_tq == NULL
+            or s.cal_ts == NULL):
         cal_release(s)
         return -1
     for i in range(w):
@@ -190,9 +201,10 @@ cdef inline int cal_setup(Sim* s, int64_t w) noexcept nogil:
 cdef inline void cal_release(Sim* s) noexcept nogil:
     """Free the calendar's arrays (it must be empty or its events dropped)."""
     free(s.cal_head); free(s.cal_tail); free(s.cal_bits); free(s.cal_ev); free(s.cal_next)
-    free(s.cal_tt); free(s.cal_tq)
+    free(s.cal_tt); free(s.cal_tq); free(s.cal_ts)
     s.cal_tt = NULL
     s.cal_tq = NULL
+    s.cal_ts = NULL
     s.cal_head = NULL
     s.cal_tail = NULL
     s.cal_bits = NULL
@@ -237,17 +249,21 @@ cdef inline int _cal_grow(Sim* s) noexcept nogil:
 
 cdef inline bint _cal_appends(Sim* s, int32_t slot, Event* e) noexcept nogil:
     """Event e is not earlier than the last event of the non-empty bucket at slot, so
-    it goes after it.  KEY_INSERTION: by the cached (t, seq).  Else by the cached t,
-    then, at the same picosecond: a key taken just now by the event being processed
-    (KEY_RANK: ts = cur_ref, seq = kid - 1) follows every key the process holds
-    (heap.pxd's docstring), any other is compared with the tail's key."""
+    it goes after it, by the tail's cached key: (t, seq) under KEY_INSERTION, else
+    (t, ts, seq), where at the same picosecond a key taken just now by the event
+    being processed (KEY_RANK: ts = cur_ref, seq = kid - 1) follows every key the
+    process holds (heap.pxd's docstring)."""
+    cdef int64_t ts
     if s.key_mode == KEY_INSERTION:
         return not wh_key_lt(e.t, e.seq, s.cal_tt[slot], s.cal_tq[slot])
     if e.t != s.cal_tt[slot]:
         return e.t > s.cal_tt[slot]
+    ts = s.cal_ts[slot]
+    if (e.ts & ts) < 0:                 # two slots (KEY_RANK): the later slot, the later key (key_before)
+        return e.ts < ts or (e.ts == ts and e.seq >= s.cal_tq[slot])
     if s.key_mode == KEY_RANK and e.ts == s.cur_ref and e.seq + 1 == s.kid:
         return True
-    return not _before(s, e, &s.cal_ev[s.cal_tail[slot]])
+    return not key_before(s, e.t, e.ts, e.seq, s.cal_tt[slot], ts, s.cal_tq[slot])
 
 
 cdef inline int _cal_insert(Sim* s, int64_t k, Event* e) noexcept nogil:
@@ -268,12 +284,16 @@ cdef inline int _cal_insert(Sim* s, int64_t k, Event* e) noexcept nogil:
         s.cal_bits[slot >> 6] |= (<uint64_t>1) << (slot & 63)
         s.cal_tt[slot] = e.t
         s.cal_tq[slot] = e.seq
+        if s.key_mode != KEY_INSERTION:
+            s.cal_ts[slot] = e.ts
     elif _cal_appends(s, slot, e):
         s.cal_next[s.cal_tail[slot]] = idx
         s.cal_next[idx] = -1
         s.cal_tail[slot] = idx
         s.cal_tt[slot] = e.t
         s.cal_tq[slot] = e.seq
+        if s.key_mode != KEY_INSERTION:
+            s.cal_ts[slot] = e.ts
     else:
         prev = -1
         cur = s.cal_head[slot]

@@ -984,12 +984,13 @@ cdef inline int rank_slot(Sim* s, Event* e) noexcept nogil:
     if i == s.cap_slot and _slots_grow(s) != 0:
         return -1
     s.rank_val[i] = s.rank_base + (i - s.slot0)
-    s.log_t[i] = e.t
-    if ts < 0:
-        sl = -1 - ts
-        ts = s.rank_val[sl] if sl < s.slot0 else -1 - (sl - s.slot0)    # ranked, or this round's
-    s.log_pv[i] = ts
-    s.log_seq[i] = e.seq
+    if s.rank_log:
+        s.log_t[i] = e.t
+        if ts < 0:
+            sl = -1 - ts
+            ts = s.rank_val[sl] if sl < s.slot0 else -1 - (sl - s.slot0)    # ranked, or this round's
+        s.log_pv[i] = ts
+        s.log_seq[i] = e.seq
     s.cur_ref = -1 - i
     s.kid = 0
     s.n_slot = i + 1
