@@ -10,8 +10,10 @@
 # pending event of all), then the arrivals sent over cut links in the round (each due at
 # T0 + L or later, as a link's delay is at least L) are copied into the receiving LPs'
 # pools and heaps, and the next round starts.  LPs run in parallel within a round
-# (OpenMP, without the GIL), handed to the threads in decreasing order of their recent
-# load, one at a time (dynamic schedule): the assignment follows the load.  Each LP's
+# (OpenMP, without the GIL): each thread takes its own LPs first (LP j is thread
+# j % threads', so an LP's working set stays in one core's caches from round to round),
+# then any not yet taken, each in decreasing order of their recent load: the
+# assignment follows the load where the own LPs are unequal.  Each LP's
 # pending events are in a calendar in front of its heap when the sequential run's would be
 # (heap.pxd: the same order under either key, so only the cost differs).
 #
@@ -46,6 +48,7 @@ cimport openmp
 cdef extern from "wh_omp.h":
     void wh_omp_barrier() nogil
     int64_t wh_ticket(int64_t* counter) nogil
+    int wh_claim(int64_t* flag, int64_t frm, int64_t to) nogil
 
 ctypedef struct Xfer:
     # A packet sent over a cut link in this round.
@@ -90,8 +93,9 @@ ctypedef struct Par:
     int32_t* order      # LPs in decreasing load (the order the threads take them in)
     int64_t* heads      # per LP: its earliest event after the last import (INT64_MAX: none)
     uint8_t* fails      # per LP: its Sim.fail after the last import
-    int64_t tickets[3]  # round r's LPs are handed out by tickets[r % 3] (reset two rounds ahead)
-    int64_t rtickets[3] # and its pairs of LPs ranked (KEY_RANK, rank_pair) by rtickets[r % 3]
+    int64_t* claimed    # per LP: the last round a thread took it in (round r takes it from r - 1: wh_claim)
+    int64_t rtickets[3] # round r's pairs of LPs ranked (KEY_RANK, rank_pair) are handed out by
+                        # rtickets[r % 3] (reset two rounds ahead)
     int32_t n_pairs     # KEY_RANK: pairs of LPs (i < j)
     int32_t* pairs      # per pair: i, j
     int64_t* pair_ties  # per pair (i * n_lp + j): rank_pair's comparisons of events due at the same picosecond
@@ -565,7 +569,7 @@ cdef void par_rounds(Par* P, int64_t until, int32_t tid, int32_t nt) noexcept no
     """One thread's part of the rounds (every thread of the team runs it; nt = 1: alone).
     Between barriers every thread takes the same decisions from what the last import
     phase wrote (heads, fails, loads)."""
-    cdef int32_t n = P.n_lp, i, j, x
+    cdef int32_t n = P.n_lp, i, j, x, own
     cdef int64_t t0, end, c, r = 0
     cdef bint failed
     cdef bint rank = P.m.key_mode == KEY_RANK
@@ -598,13 +602,12 @@ cdef void par_rounds(Par* P, int64_t until, int32_t tid, int32_t nt) noexcept no
                 order[j + 1] = order[j]
                 j -= 1
             order[j + 1] = x
-        while True:                             # LPs one at a time, the heaviest first
-            c = wh_ticket(&P.tickets[r % 3])
-            if c >= n:
-                break
-            lp_round(&P.lps[order[c]], end, P.base)
+        for own in range(1, -1, -1):            # its own LPs, then any left, the heaviest first
+            for i in range(n):
+                j = order[i]
+                if (not own or j % nt == tid) and wh_claim(&P.claimed[j], r - 1, r):
+                    lp_round(&P.lps[j], end, P.base)
         if tid == 0:
-            P.tickets[(r + 1) % 3] = 0
             P.rounds += 1
         wh_omp_barrier()
         if rank:
@@ -744,9 +747,8 @@ cdef int par_run(Sim* m, Par* P, int64_t until) noexcept nogil:
     for j in range(n):
         P.heads[j] = _lp_head(P.lps[j].s)
         P.fails[j] = 0
-    P.tickets[0] = 0
-    P.tickets[1] = 0
-    P.tickets[2] = 0
+    for j in range(n):
+        P.claimed[j] = -1
     P.rtickets[0] = 0
     P.rtickets[1] = 0
     P.rtickets[2] = 0
@@ -831,7 +833,7 @@ cdef void par_free(Par* P) noexcept nogil:
                     free(L.out[j])
             free(L.out); free(L.n_out); free(L.cap_out); free(L.cnt)
     free(P.pairs); free(P.pair_ties)
-    free(P.lps); free(P.lp_of_port); free(P.port_cut); free(P.order); free(P.heads); free(P.fails)
+    free(P.lps); free(P.lp_of_port); free(P.port_cut); free(P.order); free(P.heads); free(P.fails); free(P.claimed)
     free(P)
 
 
@@ -857,6 +859,7 @@ cdef Par* par_new(Sim* m, const int32_t[::1] lp_of_node, int32_t n_lp, int32_t t
     P.port_cut = <uint8_t*>calloc(m.n_ports if m.n_ports > 0 else 1, sizeof(uint8_t))
     P.order = <int32_t*>calloc(n_lp, sizeof(int32_t))
     P.heads = <int64_t*>calloc(n_lp, sizeof(int64_t))
+    P.claimed = <int64_t*>calloc(n_lp, sizeof(int64_t))
     P.fails = <uint8_t*>calloc(n_lp, sizeof(uint8_t))
     P.base = 1                          # (rank 0: Python's pushes before the first run)
     P.calendar = calendar
@@ -864,7 +867,7 @@ cdef Par* par_new(Sim* m, const int32_t[::1] lp_of_node, int32_t n_lp, int32_t t
     P.n_pairs = n_lp * (n_lp - 1) // 2
     P.pairs = <int32_t*>calloc(2 * P.n_pairs + 1, sizeof(int32_t))
     P.pair_ties = <int64_t*>calloc(n_lp * n_lp, sizeof(int64_t))
-    if P.pairs == NULL or P.pair_ties == NULL or P.heads == NULL or P.fails == NULL or P.lps == NULL or P.lp_of_port == NULL or P.port_cut == NULL or P.order == NULL:
+    if P.pairs == NULL or P.pair_ties == NULL or P.heads == NULL or P.claimed == NULL or P.fails == NULL or P.lps == NULL or P.lp_of_port == NULL or P.port_cut == NULL or P.order == NULL:
         par_free(P)
         raise MemoryError()
     for i in range(m.n_ports):
