@@ -58,7 +58,7 @@ ctypedef struct Xfer:
     int32_t port        # the receiving port (in the target LP)
     int32_t pk          # its slot in the sending LP's pool (freed at the end of the sender's round)
     Packet pkt          # the packet as sent
-    IntHop ints[5]      # its INT hop records (INT_HOPS)
+    IntHop ints[5]      # its INT hop records (INT_HOPS; the first min(nhop, INT_MAX_HOP), the only ones read)
 
 ctypedef struct Lp:
     # One logical process.
@@ -270,6 +270,13 @@ cdef void lp_exit(Sim* m, Lp* L) noexcept nogil:
         m.fail = s.fail
 
 
+cdef inline int64_t _int_recs(Packet* p) noexcept nogil:
+    """The INT records a packet carries that anything reads: the first min(nhop,
+    INT_MAX_HOP) (a hop writes record nhop % INT_MAX_HOP; hpcc_on_ack, int_hops_shift
+    and the ACK's copy read no further), so a cut link copies those alone."""
+    return p.nhop if p.nhop < INT_MAX_HOP else INT_MAX_HOP
+
+
 cdef void lp_send(Sim* s, int32_t port, int32_t pk, int64_t t) noexcept nogil:
     """A packet leaves on a cut link: its arrival at ``t`` goes to the receiving LP at
     the round's end, under the tie key it takes now."""
@@ -303,7 +310,7 @@ cdef void lp_send(Sim* s, int32_t port, int32_t pk, int64_t t) noexcept nogil:
         s.pkts[pk].draw = 0
     x.pkt = s.pkts[pk]
     if s.p.int_mode == INT_HOPS:
-        memcpy(&x.ints[0], &s.ints[<int64_t>pk * INT_MAX_HOP], INT_MAX_HOP * sizeof(IntHop))
+        memcpy(&x.ints[0], &s.ints[<int64_t>pk * INT_MAX_HOP], _int_recs(&x.pkt) * sizeof(IntHop))
 
 
 cdef void lp_round(Lp* L, int64_t end, int64_t base) noexcept nogil:
@@ -355,7 +362,7 @@ cdef void lp_import(Par* P, int32_t j) noexcept nogil:
             s.pkts[pk].next = nxt
             s.pkts[pk].draw = 0
             if s.p.int_mode == INT_HOPS:
-                memcpy(&s.ints[<int64_t>pk * INT_MAX_HOP], &x.ints[0], INT_MAX_HOP * sizeof(IntHop))
+                memcpy(&s.ints[<int64_t>pk * INT_MAX_HOP], &x.ints[0], _int_recs(&x.pkt) * sizeof(IntHop))
             # (KEY_RANK: the sending event's slot, ranked by now, becomes its rank)
             if heap_push_seq(s, x.t, key_rank(L.s, x.ts), x.seq, EV_ARRIVE, x.port, pk) != 0:
                 s.fail = 1
