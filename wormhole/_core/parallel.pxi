@@ -272,8 +272,9 @@ cdef void lp_exit(Sim* m, Lp* L) noexcept nogil:
 
 cdef inline int64_t _int_recs(Packet* p) noexcept nogil:
     """The INT records a packet carries that anything reads: the first min(nhop,
-    INT_MAX_HOP) (a hop writes record nhop % INT_MAX_HOP; hpcc_on_ack, int_hops_shift
-    and the ACK's copy read no further), so a cut link copies those alone."""
+    INT_MAX_HOP) (a hop writes record nhop % INT_MAX_HOP; hpcc_on_ack and int_hops_shift
+    read no further, and an ACK, which copies all five of its data packet's, has its
+    nhop), so a cut link copies those alone."""
     return p.nhop if p.nhop < INT_MAX_HOP else INT_MAX_HOP
 
 
@@ -382,10 +383,10 @@ cdef inline int64_t _lp_head(Sim* s) noexcept nogil:
 
 cdef enum:
     COMPACT_SLOTS = 1 << 14     # an LP's slots are compacted away (rank_compact) past this many and four
-                                # per key it holds: a compaction costs at most a quarter key per slot, and
-                                # rank_val, written once per event, stays small for the caches (at 16 per key,
-                                # 1-thread runs of the paper benchmark took 1.6-2.2x the sequential one's time
-                                # on a busy host, against 1.0-1.1x at 4: noisy, but never better)
+                                # per key it holds: a compaction costs at most a quarter key per slot (1.8% of
+                                # a 1-thread paper benchmark, 5% at 16 K fixed), and rank_val, written once per
+                                # event, stays a few times the pending set (16 per key was not measurably
+                                # faster on this noisy host)
 
 
 cdef inline bint _precedes(Sim* y, int64_t f, Sim* x, int64_t e, int32_t* cnt, int32_t n, int32_t j,
