@@ -1,8 +1,8 @@
-"""event_queue: the calendar in front of the heap (the sequential default) and the
-heap alone give the same run, event for event: same FCTs, PFC records, event
-counts by kind and random draws, on reference inputs with PFC, ECN draws and
-timers; and a run that uses the calendar's window edges (the fixed-rate k=4
-fat-tree with drops, flows starting far apart)."""
+"""event_queue: the calendar in front of the heap (the default, sequential and in each
+logical process of a partitioned run) and the heap alone give the same run, event for
+event: same FCTs, PFC records, event counts by kind and random draws, on reference
+inputs with PFC, ECN draws and timers; and a run that uses the calendar's window edges
+(the fixed-rate k=4 fat-tree with drops, flows starting far apart)."""
 import os
 
 import pytest
@@ -32,9 +32,23 @@ def test_calendar_and_heap_give_the_same_run(d):
     assert (a.stats["event_queue"], b.stats["event_queue"]) == ("heap", "calendar")
 
 
-def test_the_partitioned_kernel_keeps_the_heap():
-    par, _ = run_dir(CASES[0], threads=1, ecn_rng="port")
-    assert par.stats["event_queue"] == "heap"
+@pytest.mark.parametrize("d", CASES[:3], ids=os.path.basename)
+@pytest.mark.parametrize("threads,lps,tie", [(1, 1, "auto"), (1, 5, "auto"), (2, 3, "auto"), (2, 0, "local")])
+def test_the_partitioned_kernel_gives_the_same_run_with_either_queue(d, threads, lps, tie):
+    # each logical process's calendar orders by the ranked tie key (or the local one) as its
+    # heap does, its keys rewritten with the heap's at compaction and arrivals from other
+    # processes put in their buckets: the run is the heap's, and under the rank key the
+    # sequential one's
+    kw = dict(threads=threads, lps=lps, tie_order=tie)
+    if tie == "local":
+        kw["ecn_rng"] = "port"
+    a, _ = run_dir(d, event_queue="heap", **kw)
+    b, _ = run_dir(d, event_queue="calendar", **kw)
+    assert (a.stats["event_queue"], b.stats["event_queue"]) == ("heap", "calendar")
+    assert _signature(a) == _signature(b)
+    if tie == "auto":
+        seq, _ = run_dir(d)
+        assert _signature(b) == _signature(seq)
 
 
 @pytest.mark.parametrize("d", CASES[:3], ids=os.path.basename)

@@ -163,3 +163,83 @@ def test_calendar_with_a_shuffle_free_hold_model_matches_the_heap(buckets):
     a = _py_heap_hold(300, 20_000, 3_000_000, 9)
     b = _py_heap_hold(300, 20_000, 3_000_000, 9, buckets)
     assert a == b
+
+
+KEY_RANK = 2
+
+
+def test_calendar_under_the_local_key_pops_what_the_heap_pops():
+    # given keys (ts, seq) in any order at whole-ns ties: the buckets keep the heap's order
+    import heapq
+    rng = random.Random(17)
+    ops, pend, now = [], [], 0
+    for i in range(20000):
+        if pend and rng.random() < 0.48:
+            ops.append(("pop",))
+            now = heapq.heappop(pend)[0]
+        else:
+            t = now + (1000 * rng.randrange(0, 6) if rng.random() < 0.8 else rng.randrange(0, 200_000))
+            key = (rng.randrange(0, 50), rng.randrange(0, 1 << 40))
+            ops.append(("push_key", t) + key + (i,))
+            heapq.heappush(pend, (t,) + key + (i,))
+    ops += [("pop",)] * len(pend)
+    plain = _py_heap(ops, KEY_LOCAL)
+    cal = _py_heap(ops, KEY_LOCAL, 64)
+    assert cal == plain and len(cal) == sum(1 for o in ops if o[0] == "push_key")
+
+
+@pytest.mark.parametrize("seed", [1, 2, 3])
+def test_calendar_under_the_rank_key_keeps_its_order_through_rankings(seed):
+    # A logical process's pending set (parallel.pxi): each pop takes the next slot,
+    # provisional value base + its place; what it schedules is keyed by that slot (most
+    # at whole-ns ties, appended without reading a rank), some under a key an earlier
+    # event took (the bucket walked); now and then the round is ranked (every value
+    # raised, their order kept).  Calendar and heap pop what the model pops.
+    rng = random.Random(seed)
+    vals = list(range(40))                       # 40 ranked slots (an earlier round)
+    ops = [("ranks", list(vals))]
+    pend = []                                    # the model: (t, ts, seq, a)
+    for a in range(60):
+        pend.append((1000 * rng.randrange(0, 20), -1 - rng.randrange(0, 40), 100 + a, a))    # (keys unique)
+        ops.append(("push_key",) + pend[-1])
+    a, base, popped = 60, 100, []
+
+    def take():
+        e = min(pend, key=lambda k: (k[0], vals[-1 - k[1]], k[2]))
+        pend.remove(e)
+        ops.append(("pop",))
+        popped.append(e[3])
+        return e
+
+    for step in range(6000):
+        e = take()
+        i = len(vals)                            # the popped event's slot
+        vals.append(base + i)
+        ops += [("ranks", [vals[i]], i), ("current", i)]
+        kid = 0
+        for _ in range(rng.choice([0, 1, 1, 2, 3])):
+            t = e[0] + (1000 * rng.randrange(0, 4) if rng.random() < 0.85 else rng.randrange(0, 150_000))
+            if rng.random() < 0.8:               # key_next: (this slot, its counter)
+                pend.append((t, -1 - i, kid, a))
+                ops.append(("push", t, a))
+                kid += 1
+            else:                                # a key an earlier event took
+                pend.append((t, -1 - rng.randrange(0, i), 100 + a, a))
+                ops.append(("push_key",) + pend[-1])
+            a += 1
+        if not pend:
+            break
+        if step % 97 == 96:                      # the round ranked: values rise, order kept
+            inc, new = 0, []
+            for v in vals:
+                inc += rng.randrange(0, 3)
+                new.append(v + inc)
+            vals = new
+            base = vals[-1] + 1 - len(vals)
+            ops.append(("ranks", list(vals)))
+    while pend:
+        take()
+    plain = _py_heap(ops, KEY_RANK)
+    cal = _py_heap(ops, KEY_RANK, 64)
+    assert [x[3] for x in plain] == popped
+    assert cal == plain

@@ -322,9 +322,9 @@ PARAMS = (
        "node alone, so with threads no ranking is needed, and a sequential run with it equals every "
        "threads=N run with it; needs ecn_rng='port' when switches mark) or 'auto' (reference)", _tie_order,
        dynamics=False),
-    _p("event_queue", "name", "calendar", "the sequential kernel's pending events: 'calendar' (events due "
-       "within 8.2 us in nanosecond buckets in front of a binary heap; the partitioned kernel and a tx-time "
-       "quantum finer than 1 ns keep the heap alone; net.stats['event_queue'] says which ran) or 'heap' (the binary heap alone): the same order, so the same results; "
+    _p("event_queue", "name", "calendar", "the kernel's pending events: 'calendar' (events due "
+       "within 8.2 us in nanosecond buckets in front of a binary heap, with threads one per logical process; a tx-time "
+       "quantum finer than 1 ns keeps the heap alone; net.stats['event_queue'] says which ran) or 'heap' (the binary heap alone): the same order, so the same results; "
        "only the cost differs", _event_queue, dynamics=False),
     _p("lps", "processes", 0, "with threads: logical processes to cut the fabric into (0: 1 for one thread, "
        "else 2 per thread in the reference order, whose ranking merges every pair of processes, 8 per "

@@ -195,7 +195,7 @@ class KernelParams:
     seed: int = _c("uint64")                # the simulation's random seed
     sample_interval: int = _c("int64")      # ps between rate / queue samples (0 = off)
     port_rng: int = _c("uint8")             # 1: ECN draws and link errors from one stream per port (ecn_rng='port')
-    calendar: int = _c("uint8")             # 1: near events in the calendar before the heap (heap.pxd; sequential runs)
+    calendar: int = _c("uint8")             # 1: near events in the calendar before the heap (heap.pxd; with threads, each process's)
     cc: dict = field()                      # CcParams by name, as cc.kernel_params gives them (the CC registry's)
     ns3_rng: Optional[Ns3Streams] = None    # ECN draws (and PFC frames) consume the reference's streams
     accel: Optional[AccelParams] = None     # the accelerator, None when off

@@ -603,17 +603,20 @@ ctypedef struct Sim:
     Event* heap         # binary heap ordered by (t, tie key) (heap.pxd)
     int64_t heap_n      # events in the heap
     int64_t heap_cap    # capacity
-    # near-future calendar in front of the heap (heap.pxd), sequential runs (KEY_INSERTION) only:
-    # an event due within cal_w ns of the window start goes to its nanosecond's bucket, the rest to the heap
-    uint8_t cal_on      # 1: the calendar takes near events (set at build; never on under KEY_LOCAL / KEY_RANK)
+    # near-future calendar in front of the heap (heap.pxd), sequential runs (KEY_INSERTION) and each logical
+    # process of a partitioned run: an event due within cal_w ns of the window start goes to its nanosecond's
+    # bucket, the rest to the heap
+    uint8_t cal_on      # 1: the calendar takes near events (set at build; a partitioned Kernel's own Sim turns
+                        # it off, its logical processes have one each: parallel.pxi)
     int64_t cal_k       # window start, an absolute ns bucket (t // 1000): every calendar event lies in
                         # [cal_k, cal_k + cal_w); it only moves forward, to the bucket of each event popped
     int64_t cal_w       # buckets in the window (a power of two; slot = bucket & (cal_w - 1))
     int32_t* cal_head   # per slot: first event of the bucket in cal_ev (-1: empty); a bucket is sorted
-    int32_t* cal_tail   # by (t, seq); per slot: its last event
+    int32_t* cal_tail   # by the heap's order (key_before); per slot: its last event
     uint64_t* cal_bits  # one bit per slot: the bucket is not empty (cal_w / 64 words)
     int64_t* cal_tt     # per slot: (t, seq) of its last event, so that an append reads no pool entry
     uint64_t* cal_tq
+    int64_t* cal_ts     # per slot: its last event's ts (KEY_LOCAL, KEY_RANK: a logical process's calendar)
     Event* cal_ev       # event pool of the calendar
     int32_t* cal_next   # per pool entry: next in its bucket, or in the free list
     int32_t cal_free    # first free pool entry (-1: none)
@@ -729,6 +732,8 @@ ctypedef struct Sim:
     int64_t* log_t      # per slot of the round: the event's time, for the ranking (parallel.pxi rank_pair)
     int64_t* log_pv     # and its scheduling event: its rank (>= 0), or -1 - its place in the round
     uint64_t* log_seq   # and its key's push counter
+    uint8_t rank_log    # 1: rank_slot writes the round log (a logical process among several; one alone
+                        # has its provisional values for ranks and is never merged)
     uint8_t defer_draws # a logical process: ECN and PFC draws of the one stream (rng or ns3rng) are deferred
                         # to its round's end (draws.pxd), as their place in the stream is the events' rank
     DrawRec* draws      # the round's deferred draws, in the order made

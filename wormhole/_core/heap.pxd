@@ -20,21 +20,32 @@ the same picosecond; ``Sim.key_mode`` chooses it:
   ts = -1 - slot, the slot in Sim.rank_val of the event that took it, whose value
   is provisional until the round's ranks are merged, then the rank; the
   provisional values keep the order of the process's own events, so the heap
-  stays ordered when they become ranks.
+  stays ordered when they become ranks.  A process's slots are its events in the
+  order it processed them (since its last compaction, which turns every slot a
+  key names into its rank), so rank_val increases with the slot, provisional or
+  ranked: two keys that name slots compare by the slots alone, and only a key
+  against a rank (an arrival from another process, a compacted key) reads one.
 
-The calendar (sequential runs, under KEY_INSERTION: ``Sim.cal_on``).  Almost
-every event a packet makes is due within a few microseconds, so a heap of 10^4
-of them pays ~14 levels per pop.  In front of the heap sits a ring of
-nanosecond buckets, ``cal_w`` of them from the window start ``cal_k``: an event
-due inside the window goes to its bucket (kept sorted by (t, seq); an event
-pushed now nearly always has the largest key of its bucket, so it is appended),
-anything later or earlier to the heap.  A pop takes the earlier of the first
-non-empty bucket's head (found by the bucket bitmap) and the heap's top, and
-moves the window start to the popped event's bucket: every pending event is at
-or after it.  The order is the same total order as the heap's, so runs are
-identical; only the cost moves.  The accelerator, which scans and rebuilds the
-pending set when a partition's events are held, moves the calendar's events into
-the heap first (cal_to_heap) and walks them with cal_next_entry.
+The calendar (``Sim.cal_on``: sequential runs under KEY_INSERTION, and each
+logical process of a partitioned run under either of its keys).  Almost every
+event a packet makes is due within a few microseconds, so a heap of 10^4 of them
+pays ~14 levels per pop.  In front of the heap sits a ring of nanosecond
+buckets, ``cal_w`` of them from the window start ``cal_k``: an event due inside
+the window goes to its bucket (kept sorted by the heap's order, key_before; an
+event pushed now nearly always has the largest key of its bucket, so it is
+appended), anything later or earlier to the heap.  A pop takes the earlier of
+the first non-empty bucket's head (found by the bucket bitmap) and the heap's
+top, and moves the window start to the popped event's bucket: every pending
+event is at or after it.  The order is the same total order as the heap's, so
+runs are identical; only the cost moves.  Under KEY_RANK a bucket stays sorted
+when its slots become ranks for the reason the heap stays ordered (above: the
+values keep each process's own order), and a key the event being processed
+takes now (ts = cur_ref, seq = kid - 1) follows every key the process holds,
+so it is appended without reading a rank.  The accelerator, which scans and
+rebuilds the pending set when a partition's events are held, moves the
+calendar's events into the heap first (cal_to_heap) and walks them with
+cal_next_entry; the partitioned kernel walks them to rewrite their keys
+(rank_compact) and finds each process's first event with pending_first.
 """
 from libc.stdlib cimport realloc, malloc, free
 from libc.stdint cimport int64_t, int32_t, uint64_t
@@ -64,6 +75,8 @@ cdef inline bint key_before(Sim* s, int64_t t1, int64_t ts1, uint64_t q1, int64_
         return t1 < t2 or (t1 == t2 and (ts1 < ts2 or (ts1 == ts2 and q1 < q2)))
     if t1 != t2:
         return t1 < t2
+    if (ts1 & ts2) < 0:                 # two slots: rank_val increases with the slot (above)
+        return ts1 > ts2 or (ts1 == ts2 and q1 < q2)
     r1 = key_rank(s, ts1)
     r2 = key_rank(s, ts2)
     return r1 < r2 or (r1 == r2 and q1 < q2)
@@ -72,6 +85,16 @@ cdef inline bint key_before(Sim* s, int64_t t1, int64_t ts1, uint64_t q1, int64_
 cdef inline bint _before(Sim* s, Event* x, Event* y) noexcept nogil:
     """KEY_LOCAL, KEY_RANK: x fires before y (a KEY_RANK slot read as its rank)."""
     return key_before(s, x.t, x.ts, x.seq, y.t, y.ts, y.seq)
+
+
+cdef inline bint _ev_before(Sim* s, Event* x, Event* y) noexcept nogil:
+    """x fires before y, in any key mode (the calendar's order: the heap's; the times
+    compared here first, as key_before is not always inlined)."""
+    if s.key_mode == KEY_INSERTION:
+        return _ins_before(x, y)
+    if x.t != y.t:
+        return x.t < y.t
+    return _before(s, x, y)
 
 
 cdef inline int64_t _sift_down(Sim* s, Event* h, int64_t n, int64_t i, Event* e) noexcept nogil:
@@ -154,7 +177,9 @@ cdef inline int cal_setup(Sim* s, int64_t w) noexcept nogil:
     s.cal_bits = <uint64_t*>malloc((w // 64) * sizeof(uint64_t))
     s.cal_tt = <int64_t*>malloc(w * sizeof(int64_t))
     s.cal_tq = <uint64_t*>malloc(w * sizeof(uint64_t))
-    if s.cal_head == NULL or s.cal_tail == NULL or s.cal_bits == NULL or s.cal_tt == NULL or s.cal_tq == NULL:
+    s.cal_ts = <int64_t*>malloc(w * sizeof(int64_t))
+    if (s.cal_head == NULL or s.cal_tail == NULL or s.cal_bits == NULL or s.cal_tt == NULL or s.cal_tq == NULL
+            or s.cal_ts == NULL):
         cal_release(s)
         return -1
     for i in range(w):
@@ -176,9 +201,10 @@ cdef inline int cal_setup(Sim* s, int64_t w) noexcept nogil:
 cdef inline void cal_release(Sim* s) noexcept nogil:
     """Free the calendar's arrays (it must be empty or its events dropped)."""
     free(s.cal_head); free(s.cal_tail); free(s.cal_bits); free(s.cal_ev); free(s.cal_next)
-    free(s.cal_tt); free(s.cal_tq)
+    free(s.cal_tt); free(s.cal_tq); free(s.cal_ts)
     s.cal_tt = NULL
     s.cal_tq = NULL
+    s.cal_ts = NULL
     s.cal_head = NULL
     s.cal_tail = NULL
     s.cal_bits = NULL
@@ -221,9 +247,28 @@ cdef inline int _cal_grow(Sim* s) noexcept nogil:
     return 0
 
 
+cdef inline bint _cal_appends(Sim* s, int32_t slot, Event* e) noexcept nogil:
+    """Event e is not earlier than the last event of the non-empty bucket at slot, so
+    it goes after it, by the tail's cached key: (t, seq) under KEY_INSERTION, else
+    (t, ts, seq), where at the same picosecond a key taken just now by the event
+    being processed (KEY_RANK: ts = cur_ref, seq = kid - 1) follows every key the
+    process holds (heap.pxd's docstring)."""
+    cdef int64_t ts
+    if s.key_mode == KEY_INSERTION:
+        return not wh_key_lt(e.t, e.seq, s.cal_tt[slot], s.cal_tq[slot])
+    if e.t != s.cal_tt[slot]:
+        return e.t > s.cal_tt[slot]
+    ts = s.cal_ts[slot]
+    if (e.ts & ts) < 0:                 # two slots (KEY_RANK): the later slot, the later key (key_before)
+        return e.ts < ts or (e.ts == ts and e.seq >= s.cal_tq[slot])
+    if s.key_mode == KEY_RANK and e.ts == s.cur_ref and e.seq + 1 == s.kid:
+        return True
+    return not key_before(s, e.t, e.ts, e.seq, s.cal_tt[slot], ts, s.cal_tq[slot])
+
+
 cdef inline int _cal_insert(Sim* s, int64_t k, Event* e) noexcept nogil:
     """Put event e, due in absolute bucket k of the window, in its bucket at its
-    place by (t, seq): after the tail if it is not earlier (nearly always),
+    place by the heap's order: after the tail if it is not earlier (nearly always),
     else by a walk from the head."""
     cdef int32_t idx, slot, cur, prev
     if s.cal_free < 0 and _cal_grow(s) != 0:
@@ -239,16 +284,20 @@ cdef inline int _cal_insert(Sim* s, int64_t k, Event* e) noexcept nogil:
         s.cal_bits[slot >> 6] |= (<uint64_t>1) << (slot & 63)
         s.cal_tt[slot] = e.t
         s.cal_tq[slot] = e.seq
-    elif not wh_key_lt(e.t, e.seq, s.cal_tt[slot], s.cal_tq[slot]):
+        if s.key_mode != KEY_INSERTION:
+            s.cal_ts[slot] = e.ts
+    elif _cal_appends(s, slot, e):
         s.cal_next[s.cal_tail[slot]] = idx
         s.cal_next[idx] = -1
         s.cal_tail[slot] = idx
         s.cal_tt[slot] = e.t
         s.cal_tq[slot] = e.seq
+        if s.key_mode != KEY_INSERTION:
+            s.cal_ts[slot] = e.ts
     else:
         prev = -1
         cur = s.cal_head[slot]
-        while cur >= 0 and not _ins_before(e, &s.cal_ev[cur]):
+        while cur >= 0 and not _ev_before(s, e, &s.cal_ev[cur]):
             prev = cur
             cur = s.cal_next[cur]
         s.cal_next[idx] = cur
@@ -399,7 +448,7 @@ cdef inline Event* pending_first(Sim* s) noexcept nogil:
     cdef int32_t c
     if s.cal_n > 0:
         c = _cal_first(s)
-        if s.heap_n == 0 or _ins_before(&s.cal_ev[c], &s.heap[0]):
+        if s.heap_n == 0 or _ev_before(s, &s.cal_ev[c], &s.heap[0]):
             return &s.cal_ev[c]
     if s.heap_n > 0:
         return &s.heap[0]

@@ -20,7 +20,8 @@ import numpy as np
 
 from wormhole._core.defs cimport *
 from wormhole._core.heap cimport (heap_push, heap_push_seq, heap_pop, key_next, key_before, key_rank,
-                                  cal_setup, cal_off, cal_release, pending_n, pending_first, pending_take)
+                                  cal_setup, cal_off, cal_release, cal_next_entry, pending_n, pending_first,
+                                  pending_take)
 from wormhole._core.draws cimport draw_defer, draw_orphan
 from wormhole._core.vec cimport _append, _grow as _grow_nogil
 from wormhole._core cimport accel
@@ -983,12 +984,13 @@ cdef inline int rank_slot(Sim* s, Event* e) noexcept nogil:
     if i == s.cap_slot and _slots_grow(s) != 0:
         return -1
     s.rank_val[i] = s.rank_base + (i - s.slot0)
-    s.log_t[i] = e.t
-    if ts < 0:
-        sl = -1 - ts
-        ts = s.rank_val[sl] if sl < s.slot0 else -1 - (sl - s.slot0)    # ranked, or this round's
-    s.log_pv[i] = ts
-    s.log_seq[i] = e.seq
+    if s.rank_log:
+        s.log_t[i] = e.t
+        if ts < 0:
+            sl = -1 - ts
+            ts = s.rank_val[sl] if sl < s.slot0 else -1 - (sl - s.slot0)    # ranked, or this round's
+        s.log_pv[i] = ts
+        s.log_seq[i] = e.seq
     s.cur_ref = -1 - i
     s.kid = 0
     s.n_slot = i + 1
@@ -1507,6 +1509,7 @@ cdef class Kernel:
         cdef Sim* s = self.s
         cdef const int32_t[::1] lp = np.ascontiguousarray(lp_of_node, dtype=np.int32)
         cdef int32_t k, n_lp
+        cdef bint cal
         if s.par != NULL:
             raise RuntimeError("the kernel is already partitioned")
         if lp.shape[0] != s.n_nodes:
@@ -1520,10 +1523,11 @@ cdef class Kernel:
         n_lp = (max(lp) + 1) if lp.shape[0] > 0 else 1
         if min(lp) < 0:
             raise ValueError("lp_of_node has a negative entry")
+        cal = s.cal_on                  # (the LPs get one each where the sequential run has it)
         if cal_off(s) != 0:             # (empty: nothing is scheduled yet)
             raise MemoryError()
         s.key_mode = KEY_RANK if exact else KEY_LOCAL
-        s.par = par_new(s, lp, n_lp, threads)
+        s.par = par_new(s, lp, n_lp, threads, cal)
         return (<Par*>s.par).lookahead
 
     @property
@@ -1806,7 +1810,7 @@ cdef class Kernel:
             "events": sum(by_kind.values()),
             "events_by_kind": by_kind,
             "stale_events": s.stale_events,
-            "event_queue": "calendar" if s.cal_on else "heap",     # what the run uses (heap.pxd)
+            "event_queue": "calendar" if s.cal_on or (s.par != NULL and (<Par*>s.par).calendar) else "heap",   # heap.pxd
             "stale_by_kind": {EVENT_NAMES[k]: s.stale_by[k] for k in range(<int>N_EVENT_KINDS)},
             "pops_by_kind": {EVENT_NAMES[k]: s.pops[k] for k in range(<int>N_EVENT_KINDS)},
             "tx_done_ctrl": s.tx_ctrl,

@@ -10,8 +10,12 @@
 # pending event of all), then the arrivals sent over cut links in the round (each due at
 # T0 + L or later, as a link's delay is at least L) are copied into the receiving LPs'
 # pools and heaps, and the next round starts.  LPs run in parallel within a round
-# (OpenMP, without the GIL), handed to the threads in decreasing order of their recent
-# load, one at a time (dynamic schedule): the assignment follows the load.
+# (OpenMP, without the GIL): each thread takes its own LPs first (LP j is thread
+# j % threads', so an LP's working set stays in one core's caches from round to round),
+# then any not yet taken, each in decreasing order of their recent load: the
+# assignment follows the load where the own LPs are unequal.  Each LP's
+# pending events are in a calendar in front of its heap when the sequential run's would be
+# (heap.pxd: the same order under either key, so only the cost differs).
 #
 # Determinism, KEY_RANK (the default): the LPs order same-time events as the sequential
 # kernel does, by insertion: an event's key is (rank of the event that scheduled it, that
@@ -44,6 +48,7 @@ cimport openmp
 cdef extern from "wh_omp.h":
     void wh_omp_barrier() nogil
     int64_t wh_ticket(int64_t* counter) nogil
+    int wh_claim(int64_t* flag, int64_t frm, int64_t to) nogil
 
 ctypedef struct Xfer:
     # A packet sent over a cut link in this round.
@@ -53,7 +58,7 @@ ctypedef struct Xfer:
     int32_t port        # the receiving port (in the target LP)
     int32_t pk          # its slot in the sending LP's pool (freed at the end of the sender's round)
     Packet pkt          # the packet as sent
-    IntHop ints[5]      # its INT hop records (INT_HOPS)
+    IntHop ints[5]      # its INT hop records (INT_HOPS; the first min(nhop, INT_MAX_HOP), the only ones read)
 
 ctypedef struct Lp:
     # One logical process.
@@ -88,8 +93,9 @@ ctypedef struct Par:
     int32_t* order      # LPs in decreasing load (the order the threads take them in)
     int64_t* heads      # per LP: its earliest event after the last import (INT64_MAX: none)
     uint8_t* fails      # per LP: its Sim.fail after the last import
-    int64_t tickets[3]  # round r's LPs are handed out by tickets[r % 3] (reset two rounds ahead)
-    int64_t rtickets[3] # and its pairs of LPs ranked (KEY_RANK, rank_pair) by rtickets[r % 3]
+    int64_t* claimed    # per LP: the last round a thread took it in (round r takes it from r - 1: wh_claim)
+    int64_t rtickets[3] # round r's pairs of LPs ranked (KEY_RANK, rank_pair) are handed out by
+                        # rtickets[r % 3] (reset two rounds ahead)
     int32_t n_pairs     # KEY_RANK: pairs of LPs (i < j)
     int32_t* pairs      # per pair: i, j
     int64_t* pair_ties  # per pair (i * n_lp + j): rank_pair's comparisons of events due at the same picosecond
@@ -102,6 +108,7 @@ ctypedef struct Par:
     int64_t deferred    # draws deferred to rounds' ends
     int64_t ties_across # rank_pair's comparisons of two LPs' events due at the same picosecond
     double merge_s      # wall-clock seconds of thread 0 from a round's end to the imports (ranks, draws)
+    uint8_t calendar    # 1: each LP has a calendar in front of its heap (heap.pxd; where the sequential run has)
 
 
 cdef void stats_zero(Sim* s) noexcept nogil:
@@ -162,7 +169,7 @@ cdef void stats_add(Sim* m, Sim* s) noexcept nogil:
 cdef int lp_enter(Sim* m, Par* P, Lp* L) noexcept nogil:
     """Start a run of the LP: take the Kernel's shared state (fabric, flows, CC arrays,
     parameters: they may have grown since), keep what the LP owns (clock, tie-key
-    counter, heap, pool, random streams), with empty completions and PFC log, zero
+    counter, heap and calendar, pool, random streams), with empty completions and PFC log, zero
     statistics.  Returns -1 if memory ran out."""
     cdef Sim* s = L.s
     cdef Sim own = s[0]
@@ -185,6 +192,20 @@ cdef int lp_enter(Sim* m, Par* P, Lp* L) noexcept nogil:
     s.heap = own.heap
     s.heap_n = own.heap_n
     s.heap_cap = own.heap_cap
+    s.cal_on = own.cal_on               # (the Kernel's calendar is off: par_new)
+    s.cal_k = own.cal_k
+    s.cal_w = own.cal_w
+    s.cal_head = own.cal_head
+    s.cal_tail = own.cal_tail
+    s.cal_bits = own.cal_bits
+    s.cal_tt = own.cal_tt
+    s.cal_tq = own.cal_tq
+    s.cal_ts = own.cal_ts
+    s.cal_ev = own.cal_ev
+    s.cal_next = own.cal_next
+    s.cal_free = own.cal_free
+    s.cal_cap = own.cal_cap
+    s.cal_n = own.cal_n
     s.wire_n = own.wire_n
     s.pkts = own.pkts
     s.ints = own.ints
@@ -220,6 +241,7 @@ cdef int lp_enter(Sim* m, Par* P, Lp* L) noexcept nogil:
     s.log_t = own.log_t
     s.log_pv = own.log_pv
     s.log_seq = own.log_seq
+    s.rank_log = L.n_lp > 1             # (rank_pair reads the log only to merge two LPs)
     s.draws = own.draws
     s.n_draws = 0
     s.cap_draws = own.cap_draws
@@ -246,6 +268,14 @@ cdef void lp_exit(Sim* m, Lp* L) noexcept nogil:
     m.ns3rng.draws += s.ns3rng.draws - L.draws0
     if s.fail and not m.fail:
         m.fail = s.fail
+
+
+cdef inline int64_t _int_recs(Packet* p) noexcept nogil:
+    """The INT records a packet carries that anything reads: the first min(nhop,
+    INT_MAX_HOP) (a hop writes record nhop % INT_MAX_HOP; hpcc_on_ack and int_hops_shift
+    read no further, and an ACK, which copies all five of its data packet's, has its
+    nhop), so a cut link copies those alone."""
+    return p.nhop if p.nhop < INT_MAX_HOP else INT_MAX_HOP
 
 
 cdef void lp_send(Sim* s, int32_t port, int32_t pk, int64_t t) noexcept nogil:
@@ -281,7 +311,7 @@ cdef void lp_send(Sim* s, int32_t port, int32_t pk, int64_t t) noexcept nogil:
         s.pkts[pk].draw = 0
     x.pkt = s.pkts[pk]
     if s.p.int_mode == INT_HOPS:
-        memcpy(&x.ints[0], &s.ints[<int64_t>pk * INT_MAX_HOP], INT_MAX_HOP * sizeof(IntHop))
+        memcpy(&x.ints[0], &s.ints[<int64_t>pk * INT_MAX_HOP], _int_recs(&x.pkt) * sizeof(IntHop))
 
 
 cdef void lp_round(Lp* L, int64_t end, int64_t base) noexcept nogil:
@@ -312,8 +342,9 @@ cdef void lp_round(Lp* L, int64_t end, int64_t base) noexcept nogil:
 
 
 cdef void lp_import(Par* P, int32_t j) noexcept nogil:
-    """Copy the arrivals sent to LP j in this round into its pool and heap; note its
-    earliest event and whether it failed."""
+    """Copy the arrivals sent to LP j in this round into its pool and pending events (its
+    calendar or heap, by the rank of the sending event); note its earliest event and
+    whether it failed."""
     cdef Sim* s = P.lps[j].s
     cdef Lp* L
     cdef int32_t i, pk, nxt
@@ -332,20 +363,30 @@ cdef void lp_import(Par* P, int32_t j) noexcept nogil:
             s.pkts[pk].next = nxt
             s.pkts[pk].draw = 0
             if s.p.int_mode == INT_HOPS:
-                memcpy(&s.ints[<int64_t>pk * INT_MAX_HOP], &x.ints[0], INT_MAX_HOP * sizeof(IntHop))
+                memcpy(&s.ints[<int64_t>pk * INT_MAX_HOP], &x.ints[0], _int_recs(&x.pkt) * sizeof(IntHop))
             # (KEY_RANK: the sending event's slot, ranked by now, becomes its rank)
             if heap_push_seq(s, x.t, key_rank(L.s, x.ts), x.seq, EV_ARRIVE, x.port, pk) != 0:
                 s.fail = 1
                 break
     if s.key_mode == KEY_RANK:
         rank_settle(P, j)
-    P.heads[j] = s.heap[0].t if s.heap_n > 0 else INT64_MAX
+    P.heads[j] = _lp_head(s)
     P.fails[j] = <uint8_t>s.fail
     P.lps[j].load = P.lps[j].load_next
 
 
+cdef inline int64_t _lp_head(Sim* s) noexcept nogil:
+    """The time of an LP's earliest pending event (calendar or heap), INT64_MAX if none."""
+    cdef Event* e = pending_first(s)
+    return e.t if e != NULL else INT64_MAX
+
+
 cdef enum:
-    COMPACT_SLOTS = 1 << 14     # an LP's slots are compacted away (rank_compact) past this many
+    COMPACT_SLOTS = 1 << 14     # an LP's slots are compacted away (rank_compact) past this many and four
+                                # per key it holds: a compaction costs at most a quarter key per slot (1.8% of
+                                # a 1-thread paper benchmark, 5% at 16 K fixed), and rank_val, written once per
+                                # event, stays a few times the pending set (16 per key was not measurably
+                                # faster on this noisy host)
 
 
 cdef inline bint _precedes(Sim* y, int64_t f, Sim* x, int64_t e, int32_t* cnt, int32_t n, int32_t j,
@@ -474,15 +515,23 @@ cdef void draws_resolve(Par* P) noexcept nogil:
 
 
 cdef void rank_compact(Par* P, int32_t j) noexcept nogil:
-    """KEY_RANK: every key LP j holds that names a slot (its heap, its ports' unscheduled
-    ends and wake-ups, the arrivals on their wires, its clock) takes that slot's rank, and
-    the slots are free again (their round ranked)."""
+    """KEY_RANK: every key LP j holds that names a slot (its heap and calendar, its ports'
+    unscheduled ends and wake-ups, the arrivals on their wires, its clock) takes that
+    slot's rank, and the slots are free again (their round ranked).  The values do not
+    change, so the heap and the calendar's buckets keep their order."""
     cdef Sim* s = P.lps[j].s
-    cdef int64_t i
-    cdef int32_t p, pk
+    cdef int64_t i, cslot = -1
+    cdef int32_t p, pk, c = -1
     cdef Port* pt
     for i in range(s.heap_n):
         s.heap[i].ts = key_rank(s, s.heap[i].ts)
+    while True:
+        c = cal_next_entry(s, &cslot, c)
+        if c < 0:
+            break
+        s.cal_ev[c].ts = key_rank(s, s.cal_ev[c].ts)
+        if s.cal_next[c] < 0:           # a bucket's last: its cached key too
+            s.cal_ts[cslot] = s.cal_ev[c].ts
     for p in range(s.n_ports):
         if P.lp_of_port[p] != j:
             continue
@@ -511,7 +560,7 @@ cdef void rank_settle(Par* P, int32_t j) noexcept nogil:
         s.pfc_log[k].ts = key_rank(s, s.pfc_log[k].ts)
     L.done0 = s.n_done
     L.pfc0 = s.pfc_n
-    if s.n_slot >= COMPACT_SLOTS:
+    if s.n_slot >= COMPACT_SLOTS and s.n_slot >= 4 * (pending_n(s) + s.wire_n + s.n_ports):
         rank_compact(P, j)
 
 
@@ -528,7 +577,7 @@ cdef void par_rounds(Par* P, int64_t until, int32_t tid, int32_t nt) noexcept no
     """One thread's part of the rounds (every thread of the team runs it; nt = 1: alone).
     Between barriers every thread takes the same decisions from what the last import
     phase wrote (heads, fails, loads)."""
-    cdef int32_t n = P.n_lp, i, j, x
+    cdef int32_t n = P.n_lp, i, j, x, own
     cdef int64_t t0, end, c, r = 0
     cdef bint failed
     cdef bint rank = P.m.key_mode == KEY_RANK
@@ -561,13 +610,12 @@ cdef void par_rounds(Par* P, int64_t until, int32_t tid, int32_t nt) noexcept no
                 order[j + 1] = order[j]
                 j -= 1
             order[j + 1] = x
-        while True:                             # LPs one at a time, the heaviest first
-            c = wh_ticket(&P.tickets[r % 3])
-            if c >= n:
-                break
-            lp_round(&P.lps[order[c]], end, P.base)
+        for own in range(1, -1, -1):            # its own LPs, then any left, the heaviest first
+            for i in range(n):
+                j = order[i]
+                if (not own or j % nt == tid) and wh_claim(&P.claimed[j], r - 1, r):
+                    lp_round(&P.lps[j], end, P.base)
         if tid == 0:
-            P.tickets[(r + 1) % 3] = 0
             P.rounds += 1
         wh_omp_barrier()
         if rank:
@@ -698,19 +746,17 @@ cdef int par_run(Sim* m, Par* P, int64_t until) noexcept nogil:
         if lp_enter(m, P, &P.lps[i]) != 0:
             m.fail = 1
             return RUN_LIMIT
-    while m.heap_n > 0:                         # what Python scheduled goes to its LP
+    while pending_n(m) > 0:                     # what Python scheduled goes to its LP
         e = heap_pop(m)
         i = event_lp(m, P, &e)
         if i < 0 or heap_push_seq(P.lps[i].s, e.t, e.ts, e.seq, e.kind, e.a, e.b) != 0:
             m.fail = 1
             return RUN_LIMIT
     for j in range(n):
-        s = P.lps[j].s
-        P.heads[j] = s.heap[0].t if s.heap_n > 0 else INT64_MAX
+        P.heads[j] = _lp_head(P.lps[j].s)
         P.fails[j] = 0
-    P.tickets[0] = 0
-    P.tickets[1] = 0
-    P.tickets[2] = 0
+    for j in range(n):
+        P.claimed[j] = -1
     P.rtickets[0] = 0
     P.rtickets[1] = 0
     P.rtickets[2] = 0
@@ -762,15 +808,18 @@ cdef int par_run(Sim* m, Par* P, int64_t until) noexcept nogil:
 
 
 cdef int64_t par_pending(Sim* m, Par* P, int64_t* first) noexcept nogil:
-    """Events the LPs hold (their heaps and wires), and the earliest (first[0], if earlier)."""
+    """Events the LPs hold (their calendars, heaps and wires), and the earliest (first[0],
+    if earlier)."""
     cdef int32_t i
     cdef int64_t n = 0
     cdef Sim* s
+    cdef Event* e
     for i in range(P.n_lp):
         s = P.lps[i].s
-        n += s.heap_n + s.wire_n
-        if s.heap_n > 0 and (first[0] < 0 or s.heap[0].t < first[0]):
-            first[0] = s.heap[0].t
+        n += pending_n(s) + s.wire_n
+        e = pending_first(s)
+        if e != NULL and (first[0] < 0 or e.t < first[0]):
+            first[0] = e.t
     return n
 
 
@@ -783,7 +832,7 @@ cdef void par_free(Par* P) noexcept nogil:
         for i in range(P.n_lp):
             L = &P.lps[i]
             if L.s != NULL:
-                free(L.s.heap); free(L.s.pkts); free(L.s.ints); free(L.s.done); free(L.s.done_key)
+                free(L.s.heap); cal_release(L.s); free(L.s.pkts); free(L.s.ints); free(L.s.done); free(L.s.done_key)
                 free(L.s.pfc_log); free(L.s.rank_val); free(L.s.log_t); free(L.s.log_pv); free(L.s.log_seq)
                 free(L.s.draws)
                 free(L.s)
@@ -792,13 +841,14 @@ cdef void par_free(Par* P) noexcept nogil:
                     free(L.out[j])
             free(L.out); free(L.n_out); free(L.cap_out); free(L.cnt)
     free(P.pairs); free(P.pair_ties)
-    free(P.lps); free(P.lp_of_port); free(P.port_cut); free(P.order); free(P.heads); free(P.fails)
+    free(P.lps); free(P.lp_of_port); free(P.port_cut); free(P.order); free(P.heads); free(P.fails); free(P.claimed)
     free(P)
 
 
-cdef Par* par_new(Sim* m, const int32_t[::1] lp_of_node, int32_t n_lp, int32_t threads) except NULL:
+cdef Par* par_new(Sim* m, const int32_t[::1] lp_of_node, int32_t n_lp, int32_t threads, bint calendar) except NULL:
     """The driver for LPs given by node (each 0..n_lp-1); the lookahead is the smallest
-    delay of a link between two of them (which must be positive).  Under KEY_RANK (the
+    delay of a link between two of them (which must be positive).  ``calendar``: each LP
+    has a calendar in front of its heap (the Kernel's own is off from now on).  Under KEY_RANK (the
     Kernel's key mode) without per-port streams, the draws of the one stream are deferred
     and a round lasts at most the smallest delay of a switch-to-host link (positive)."""
     cdef Par* P = <Par*>calloc(1, sizeof(Par))
@@ -817,13 +867,15 @@ cdef Par* par_new(Sim* m, const int32_t[::1] lp_of_node, int32_t n_lp, int32_t t
     P.port_cut = <uint8_t*>calloc(m.n_ports if m.n_ports > 0 else 1, sizeof(uint8_t))
     P.order = <int32_t*>calloc(n_lp, sizeof(int32_t))
     P.heads = <int64_t*>calloc(n_lp, sizeof(int64_t))
+    P.claimed = <int64_t*>calloc(n_lp, sizeof(int64_t))
     P.fails = <uint8_t*>calloc(n_lp, sizeof(uint8_t))
     P.base = 1                          # (rank 0: Python's pushes before the first run)
+    P.calendar = calendar
     P.m = m
     P.n_pairs = n_lp * (n_lp - 1) // 2
     P.pairs = <int32_t*>calloc(2 * P.n_pairs + 1, sizeof(int32_t))
     P.pair_ties = <int64_t*>calloc(n_lp * n_lp, sizeof(int64_t))
-    if P.pairs == NULL or P.pair_ties == NULL or P.heads == NULL or P.fails == NULL or P.lps == NULL or P.lp_of_port == NULL or P.port_cut == NULL or P.order == NULL:
+    if P.pairs == NULL or P.pair_ties == NULL or P.heads == NULL or P.claimed == NULL or P.fails == NULL or P.lps == NULL or P.lp_of_port == NULL or P.port_cut == NULL or P.order == NULL:
         par_free(P)
         raise MemoryError()
     for i in range(m.n_ports):
@@ -867,4 +919,7 @@ cdef Par* par_new(Sim* m, const int32_t[::1] lp_of_node, int32_t n_lp, int32_t t
         L.s.free_head = NO_PKT
         L.s.budget = -1
         L.s.defer_draws = defer
+        if calendar and cal_setup(L.s, CAL_BUCKETS) != 0:
+            par_free(P)
+            raise MemoryError()
     return P

@@ -10,7 +10,7 @@ a horizon, the bytes a skip advances; int_hops.pxd: the INT records a skip moves
 simulation of a few flows.  The tests
 compare them with hand-computed values.
 """
-from libc.stdlib cimport calloc, malloc, free
+from libc.stdlib cimport calloc, malloc, realloc, free
 from libc.string cimport memset
 from libc.stdint cimport int64_t, uint64_t, uint32_t, int32_t
 
@@ -919,16 +919,21 @@ cdef int _heap_sim(Sim* s, int key_mode) except -1:
 
 def _py_heap(list ops, int key_mode=KEY_INSERTION, int64_t calendar=0):
     """Run heap.pxd's operations on a bare Sim and return what the pops gave, as
-    (t, ts, seq, a) tuples.  ops: ('push', t, a) under the next insertion number
-    (KEY_INSERTION), ('push_key', t, ts, seq, a) under a given tie key (ts >= 0),
-    ('pop',), and ('shuffle', seed), which permutes the heap's array in place and
-    restores it with heap_rebuild (as the accelerator does after taking events out).
-    calendar > 0: that many calendar buckets in front of the heap (KEY_INSERTION);
-    ('where',) then records (events in the calendar, events in the heap)."""
+    (t, ts, seq, a) tuples.  ops: ('push', t, a) under the next tie key (key_next:
+    the next insertion number under KEY_INSERTION, (cur_ref, kid) under KEY_RANK),
+    ('push_key', t, ts, seq, a) under a given tie key (ts >= 0, or under KEY_RANK
+    -1 - a slot), ('pop',), and ('shuffle', seed), which permutes the heap's array in
+    place and restores it with heap_rebuild (as the accelerator does after taking
+    events out).  KEY_RANK: ('ranks', values[, first]) sets the values of slots first..
+    (Sim.rank_val; a round's ranking changes them keeping their order), ('current', slot) makes
+    the slot the event being processed (cur_ref = -1 - slot, kid = 0).
+    calendar > 0: that many calendar buckets in front of the heap; ('where',) then
+    records (events in the calendar, events in the heap)."""
     cdef Sim s
     cdef Event e, tmp
     cdef int64_t j, k
     cdef uint64_t x
+    cdef int64_t* rv
     _heap_sim(&s, key_mode)
     out = []
     if calendar > 0 and cal_setup(&s, calendar) != 0:
@@ -948,6 +953,19 @@ def _py_heap(list ops, int key_mode=KEY_INSERTION, int64_t calendar=0):
                 out.append((e.t, e.ts, e.seq, e.a))
             elif op[0] == "where":
                 out.append(("where", s.cal_n, s.heap_n))
+            elif op[0] == "ranks":
+                k = op[2] if len(op) > 2 else 0
+                if k + len(op[1]) > s.n_slot:
+                    rv = <int64_t*>realloc(s.rank_val, (k + len(op[1])) * sizeof(int64_t))
+                    if rv == NULL:
+                        raise MemoryError()
+                    s.rank_val = rv
+                    s.n_slot = k + len(op[1])
+                for j in range(len(op[1])):
+                    s.rank_val[k + j] = op[1][j]
+            elif op[0] == "current":
+                s.cur_ref = -1 - <int64_t>op[1]
+                s.kid = 0
             elif op[0] == "shuffle":
                 x = <uint64_t>op[1] * 6364136223846793005ULL + 1442695040888963407ULL
                 for j in range(s.heap_n - 1, 0, -1):
@@ -963,6 +981,7 @@ def _py_heap(list ops, int key_mode=KEY_INSERTION, int64_t calendar=0):
                 raise ValueError("unknown heap op %r" % (op[0],))
     finally:
         free(s.heap)
+        free(s.rank_val)
         cal_release(&s)
     return out
 

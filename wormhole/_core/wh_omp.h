@@ -16,4 +16,11 @@ static inline int64_t wh_ticket(int64_t *counter)
 {
     return __atomic_fetch_add(counter, 1, __ATOMIC_RELAXED);
 }
+
+/* *flag moved from `from` to `to` by this call (1), or it did not hold `from` (0):
+ * of the threads that try the same move, one succeeds */
+static inline int wh_claim(int64_t *flag, int64_t from, int64_t to)
+{
+    return __atomic_compare_exchange_n(flag, &from, to, 0, __ATOMIC_ACQ_REL, __ATOMIC_RELAXED);
+}
 #endif
