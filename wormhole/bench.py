@@ -199,7 +199,8 @@ def measure_reference(argv, folder, ours, build, setup):
 def _table_header(threads=(), ref=False, ref_setup=False):
     par = ""
     if threads:
-        par = " " + " ".join("%8s" % ("par%d s" % t) for t in threads) + " %6s %5s" % ("x%d" % threads[-1], "same")
+        par = " " + " ".join("%8s" % ("par%d s" % t) for t in threads) + " %6s %6s %5s" % (
+            "x%d/%d" % (threads[-1], threads[0]), "x seq", "same")
     if ref:
         par += " %8s" % "ref s" + (" %8s" % "ref su s" if ref_setup else "") + " %6s" % "x all" + (
             " %6s" % "x run" if ref_setup else "") + " %5s" % "same"
@@ -212,7 +213,8 @@ def _table_row(r, ref=False, ref_setup=False):
     p = r.get("parallel")
     if p:
         par = (" " + " ".join("%8.3f" % p["wall_seconds"][str(t)] for t in p["threads"])
-               + " %6.2f %5s" % (p["speedup"], "yes" if p["fct_identical"] else "NO"))
+               + " %6s %6.2f %5s" % ("%.2f" % p["speedup"] if len(p["threads"]) > 1 else "-",
+                                     p["speedup_vs_sequential"], "yes" if p["fct_identical"] else "NO"))
     if ref:
         q = r.get("reference")
         if q:
@@ -242,7 +244,8 @@ def kernel_main(argv=None):
                          "the reference's 320-host fat-tree benchmark; repeatable")
     ap.add_argument("--threads", default=None, metavar="N,M,...",
                     help="parallel columns: the partitioned kernel at these thread counts, e.g. 1,2: "
-                         "wall-clock per count, the speedup of the last over the first, fct.txt byte-identical")
+                         "wall-clock per count, the speedup of the last over the first and over the sequential "
+                         "run, fct.txt byte-identical")
     ap.add_argument("--reference", metavar="CMD",
                     help="also run the reference simulator on each reference-format input (the tests/data cases "
                          "and every --input): CMD is its command, the config's path appended, e.g. \"env "
