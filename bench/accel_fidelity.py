@@ -142,9 +142,9 @@ def main():
     ap.add_argument("--steady-theta", type=float, nargs="+", metavar="THETA", help="steady-test thetas to sweep")
     ap.add_argument("--steady-goodput", action="store_true", help="accelerated runs also use the goodput test")
     ap.add_argument("--steady-goodput-alone", action="store_true",
-                    help="accelerated runs use the goodput test for flows alone with their data")
+                    help="accelerated runs use the goodput test for flows alone with their data (the default)")
     ap.add_argument("--no-steady-goodput-alone", action="store_true",
-                    help="accelerated runs use the goodput test only with --steady-goodput (the default)")
+                    help="accelerated runs use the goodput test only with --steady-goodput")
     ap.add_argument("--steady-committed", action="store_true",
                     help="accelerated runs sample the CC's committed rate (HPCC's Rc) in the steady window (the default)")
     ap.add_argument("--no-steady-committed", action="store_true",

@@ -347,18 +347,18 @@ PARAMS = (
        "the base RTT; DCQCN: its rate-increase timer; TIMELY: none, so never).  Off by default: it skips more "
        "of contended rows, but it can freeze two HPCC flows' split before they reach fairness (7.6% on a "
        "2-flow incast resumed from a mirror)", _bool, dynamics=True),
-    _p("steady_goodput_alone", "bool", False, "the quarter-goodput test of steady_goodput for the flows whose data "
+    _p("steady_goodput_alone", "bool", True, "the quarter-goodput test of steady_goodput for the flows whose data "
        "shares no port with another flow's data (only ACKs: e.g. a ring's connections): such a flow has no share "
        "of a bottleneck still being split with others that a skip could freeze, so its rate oscillating around "
        "what its own loop settles at (HPCC against the ACK load on its ports) is a steady state; a rate that "
        "settled within theta over the window's later half is left to the spread test (the window may still "
-       "hold the transient's tail).  Off by default.  On, gpt13b (HPCC, 1 layer, 64 GPUs) skips 98.98% instead "
-       "of 98.85% on 2:1 rail segments (FCT 0.24 / 2.90%, iteration 0.107%) and aicb-mistral-8x7b (EP 8) 62.7% "
-       "instead of 3.7% (FCT 0.14 / 1.10%), the other rows of bench/accel_fidelity.py keeping their figures "
-       "(DCQCN's loop outlasts the window, TIMELY has no bounded one); but moe on 128 GPUs processes 1.11 G "
-       "events instead of 70.7 M (146 s instead of 13 s) and its iteration moves by 0.9%: a leader's skip cut by "
-       "data posted to an idle connection of its partition ends its mirrors (they part as skip-backs), "
-       "which then form no twins", _bool,
+       "hold the transient's tail), and such a flow is no on/off member of a skip (its goodput is an average "
+       "over its swing while it sends).  On by default: on gpt13b (HPCC, 1 layer, 64 GPUs) it skips 98.98% "
+       "instead of 98.85% on 2:1 rail segments (FCT 0.24 / 2.90%, iteration 0.107%) and aicb-mistral-8x7b "
+       "(EP 8) 62.7% instead of 3.7% (FCT 0.14 / 1.10%); the other rows of bench/accel_fidelity.py keep their "
+       "figures (DCQCN's loop outlasts the window, TIMELY has no bounded one).  Carried through idle spells, "
+       "such flows kept a DP ring's leader in a skip 1 ms past its data on moe at 128 GPUs, its mirrors parted "
+       "at the all-to-all's posts, and the run took 1.11 G events instead of 70.7 M", _bool,
        dynamics=True),
     _p("steady_committed", "bool", True, "the steady window samples the rate the congestion control's loop "
        "commits (HPCC's Rc, set once per RTT) instead of the per-ACK sending rate, which with fast react "

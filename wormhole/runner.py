@@ -126,9 +126,9 @@ def workload_parser():
                     help="accelerated mode: also the quarter-goodput steady test (see `python -m wormhole params`)")
     ap.add_argument("--steady-goodput-alone", action="store_true",
                     help="accelerated mode: the quarter-goodput steady test for flows alone with their data "
-                         "(config steady_goodput_alone, off by default; see `python -m wormhole params`)")
+                         "(config steady_goodput_alone, the default; see `python -m wormhole params`)")
     ap.add_argument("--no-steady-goodput-alone", action="store_true",
-                    help="accelerated mode: the quarter-goodput test only with --steady-goodput (the default)")
+                    help="accelerated mode: the quarter-goodput test only with --steady-goodput")
     ap.add_argument("--steady-committed", action="store_true",
                     help="accelerated mode: the steady window samples the congestion control's committed rate "
                          "(HPCC's Rc; config steady_committed, the default; see `python -m wormhole params`)")

@@ -43,7 +43,9 @@ cdef void _onoff_mark(Sim* s, int32_t P) noexcept nogil:
     for i in range(nf):
         fi = a.part_flows[P][i]
         a.lim[i] = cycle_idle(s, fi)
-        a.oo[i] = a.lim[i] > 0 and not _idle_conn(&s.flows[fi])
+        # a flow steady by its quarter goodputs (its rate swings around a share) is not carried
+        # through idle spells: its goodput is an average over its swing while it sends
+        a.oo[i] = a.lim[i] > 0 and not _idle_conn(&s.flows[fi]) and not a.win[fi].gp_steady
         if a.oo[i]:
             a.gp[i] = _first_run_rate(s, fi, a.cg[i])
         elif not _idle_conn(&s.flows[fi]):
