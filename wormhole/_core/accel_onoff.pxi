@@ -17,7 +17,8 @@ cdef void _onoff_mark(Sim* s, int32_t P) noexcept nogil:
     over a steady cycle of the ring (cycle_goodput: the others' goodputs move with the
     members' idle spells, through the queues their ACKs share), its connections that were
     idle in their own last cycle (cycle_idle, into s.acc.lim: how long each may stay out of
-    data in the skip); their goodputs (s.acc.gp) are then those cycles'.  Else none, and
+    data in the skip) and are not steady by their quarter goodputs alone (FlowWin.gp_steady);
+    their goodputs (s.acc.gp) are then those cycles'.  Else none, and
     the goodputs stay as measured."""
     cdef Accel* a = &s.acc
     cdef int32_t i, fi, nf = a.part_nf[P]
