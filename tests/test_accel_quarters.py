@@ -127,7 +127,7 @@ def test_flows_in_lockstep_move_at_one_goodput_the_lowest():
 
 def test_a_flow_steady_by_its_quarters_is_not_carried_through_idle_spells():
     """moe on 128 GPUs, one layer: a DP ring's 2-flow leader steady by its quarters, carried as on/off
-    members through its idle spell, stayed in its skip 1 ms past its data, never quiescent, so its seven
+    members through its idle spell, stayed in its skip (planned 1 ms ahead), never quiescent, so its seven
     mirrors were still following it when the all-to-all's posts came and parted there (125 partings, 3.07 M
     events instead of 0.44 M). Not carried, it goes quiet as without the test, and the mirrors end with it."""
     from wormhole.runner import workload_parser, run_workload

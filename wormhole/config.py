@@ -357,7 +357,7 @@ PARAMS = (
        "instead of 98.85% on 2:1 rail segments (FCT 0.24 / 2.90%, iteration 0.107%) and aicb-mistral-8x7b "
        "(EP 8) 62.7% instead of 3.7% (FCT 0.14 / 1.10%); the other rows of bench/accel_fidelity.py keep their "
        "figures (DCQCN's loop outlasts the window, TIMELY has no bounded one).  Carried through idle spells, "
-       "such flows kept a DP ring's leader in a skip 1 ms past its data on moe at 128 GPUs, its mirrors parted "
+       "such flows kept a DP ring's leader in a skip planned 1 ms ahead through its idle spell on moe at 128 GPUs, its mirrors parted "
        "at the all-to-all's posts, and the run took 1.11 G events instead of 70.7 M", _bool,
        dynamics=True),
     _p("steady_committed", "bool", True, "the steady window samples the rate the congestion control's loop "
