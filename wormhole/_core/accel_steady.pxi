@@ -257,6 +257,14 @@ cdef inline bint _lockstep(Sim* s, int32_t fi, int32_t fj) noexcept nogil:
             and wi.val[(wi.n - 1) % L] == wj.val[(wj.n - 1) % L])
 
 
+cdef inline bint _one_group(Sim* s, int32_t P, int32_t i, int32_t j) noexcept nogil:
+    """Flows i and j of P (partition order) skip at one goodput: both sending, the same
+    on/off role, in lockstep."""
+    cdef Accel* a = &s.acc
+    return (a.gp[i] > 0 and a.gp[j] > 0 and (not a.onoff or a.oo[i] == a.oo[j])
+            and _lockstep(s, a.part_flows[P][i], a.part_flows[P][j]))
+
+
 cdef void _lockstep_goodputs(Sim* s, int32_t P) noexcept nogil:
     """Flows of P in lockstep (_lockstep) move at one goodput in the skip, the lowest of
     theirs (and on/off members at the lowest cycle goodput): a full run keeps them in
@@ -267,25 +275,21 @@ cdef void _lockstep_goodputs(Sim* s, int32_t P) noexcept nogil:
     connections of a ring 17 KB apart after a 5 ms skip, then 75 instead of 80 Gb/s for the
     rest of the iteration, messages up to 9% late)."""
     cdef Accel* a = &s.acc
-    cdef int32_t i, j, fi, fj, nf = a.part_nf[P]
+    cdef int32_t i, j, nf = a.part_nf[P]
     cdef double g, c
     for i in range(nf):
-        fi = a.part_flows[P][i]
-        if a.gp[i] <= 0 or _idle_conn(&s.flows[fi]):
+        if a.gp[i] <= 0:            # (idle connections too: skip_try gave them none)
             continue
         g = a.gp[i]
         c = a.cg[i] if a.onoff and a.oo[i] else 0.0
-        for j in range(i + 1, nf):      # the lowest of the group, first pass
-            fj = a.part_flows[P][j]
-            if a.gp[j] > 0 and (not a.onoff or a.oo[j] == a.oo[i]) and _lockstep(s, fi, fj):
+        for j in range(i + 1, nf):      # the lowest of the group
+            if _one_group(s, P, i, j):
                 g = a.gp[j] if a.gp[j] < g else g
-                if a.onoff and a.oo[i] and a.cg[j] < c:
-                    c = a.cg[j]
-        for j in range(i, nf):          # then everyone in it (each later member finds the same)
-            fj = a.part_flows[P][j]
-            if a.gp[j] > 0 and (j == i or ((not a.onoff or a.oo[j] == a.oo[i]) and _lockstep(s, fi, fj))):
+                c = a.cg[j] if c > 0 and a.cg[j] < c else c
+        for j in range(i, nf):          # then everyone in it (a later member finds the same)
+            if j == i or _one_group(s, P, i, j):
                 a.gp[j] = g
-                if a.onoff and a.oo[i]:
+                if c > 0:
                     a.cg[j] = c
 
 

@@ -112,7 +112,7 @@ cdef void win_push(Sim* s, int32_t fi, int64_t rate) noexcept nogil:
     steady = <double>(mx - mn) < a.theta * (<double>w.sum / <double>L) and not _drifting(w, L, a.theta)
     if not steady and a.quarters:
         if w.n % a.check_every == 0:
-            w.gp_steady = (a.quarters == 2 or _data_alone(s, a.part_of[fi], fi)) and _quarters_steady(s, fi)
+            w.gp_steady = _quarters_steady(s, fi) and (a.quarters == 2 or _data_alone(s, a.part_of[fi], fi))
         steady = w.gp_steady
     else:
         w.gp_steady = 0
@@ -190,16 +190,26 @@ cdef bint _quarters_steady(Sim* s, int32_t fi) noexcept nogil:
     return not _half_settled(w, L, s.acc.theta)
 
 
+cdef inline int64_t _from(int64_t* q, int64_t h, int64_t t, int64_t L, int64_t lo) noexcept nogil:
+    """The first position of a monotonic deque q[h:t] (ring of L) holding a sample number
+    at or after lo: its value is the extreme of the samples from lo on."""
+    cdef int64_t mid
+    while h < t:
+        mid = (h + t) // 2
+        if q[mid % L] >= lo:
+            t = mid
+        else:
+            h = mid + 1
+    return h
+
+
 cdef bint _half_settled(FlowWin* w, int64_t L, double theta) noexcept nogil:
-    """The rate samples of the window's later half spread less than theta of their mean."""
-    cdef int64_t k, v, mx = 0, mn = 0, n = 0
-    cdef double tot = 0.0
-    for k in range(w.n - L // 2, w.n):
-        v = w.val[k % L]
-        if n == 0 or v > mx:
-            mx = v
-        if n == 0 or v < mn:
-            mn = v
-        tot += v
-        n += 1
-    return n > 0 and <double>(mx - mn) < theta * tot / n
+    """The rate samples of the window's later half spread less than theta of their mean
+    (its extremes from the window's deques, its sum w.hsum)."""
+    cdef int64_t h = L // 2, lo = w.n - L // 2
+    cdef int64_t mx, mn
+    if h < 1:
+        return False
+    mx = w.val[w.qmax[_from(w.qmax, w.maxh, w.maxt, L, lo) % L] % L]
+    mn = w.val[w.qmin[_from(w.qmin, w.minh, w.mint, L, lo) % L] % L]
+    return <double>(mx - mn) < theta * <double>w.hsum / <double>h
