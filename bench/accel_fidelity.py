@@ -125,9 +125,19 @@ def format_row(r):
     return line
 
 
-# switches of wormhole.bench the accelerated runs take as given
-PASSED_SWITCHES = ("--steady-goodput", "--steady-goodput-alone", "--no-steady-goodput-alone", "--steady-committed", "--no-steady-committed", "--steady-onoff", "--no-steady-onoff", "--mirrors",
-                   "--no-mirrors")
+# switches of wormhole.bench the accelerated runs take as given, and what each does there
+PASSED_SWITCHES = (
+    ("--steady-goodput", "accelerated runs also use the goodput test for every flow"),
+    ("--steady-goodput-alone", "accelerated runs use the goodput test for flows alone with their data (the default)"),
+    ("--no-steady-goodput-alone", "accelerated runs use the goodput test only with --steady-goodput"),
+    ("--steady-committed", "accelerated runs sample the CC's committed rate (HPCC's Rc) in the steady window "
+                           "(the default)"),
+    ("--no-steady-committed", "accelerated runs sample the per-ACK sending rate in the steady window"),
+    ("--steady-onoff", "accelerated runs carry ring connections through idle spells (steady_onoff, the default)"),
+    ("--no-steady-onoff", "accelerated runs end a steady skip before a ring connection runs out of data"),
+    ("--mirrors", "accelerated runs with mirrors (memo_mirrors, the default)"),
+    ("--no-mirrors", "accelerated runs without mirrors"),
+)
 
 
 def main():
@@ -140,21 +150,8 @@ def main():
     ap.add_argument("--noise", action="store_true", help="also measure the full run's own noise floor")
     ap.add_argument("--steady-window", type=int, nargs="+", metavar="L", help="steady-test windows to sweep")
     ap.add_argument("--steady-theta", type=float, nargs="+", metavar="THETA", help="steady-test thetas to sweep")
-    ap.add_argument("--steady-goodput", action="store_true", help="accelerated runs also use the goodput test")
-    ap.add_argument("--steady-goodput-alone", action="store_true",
-                    help="accelerated runs use the goodput test for flows alone with their data (the default)")
-    ap.add_argument("--no-steady-goodput-alone", action="store_true",
-                    help="accelerated runs use the goodput test only with --steady-goodput")
-    ap.add_argument("--steady-committed", action="store_true",
-                    help="accelerated runs sample the CC's committed rate (HPCC's Rc) in the steady window (the default)")
-    ap.add_argument("--no-steady-committed", action="store_true",
-                    help="accelerated runs sample the per-ACK sending rate in the steady window")
-    ap.add_argument("--steady-onoff", action="store_true",
-                    help="accelerated runs carry ring connections through idle spells (steady_onoff, the default)")
-    ap.add_argument("--no-steady-onoff", action="store_true",
-                    help="accelerated runs end a steady skip before a ring connection runs out of data")
-    ap.add_argument("--mirrors", action="store_true", help="accelerated runs with mirrors (memo_mirrors, the default)")
-    ap.add_argument("--no-mirrors", action="store_true", help="accelerated runs without mirrors")
+    for flag, text in PASSED_SWITCHES:
+        ap.add_argument(flag, action="store_true", help=text)
     ap.add_argument("--mirrors-both", action="store_true",
                     help="each accelerated run twice against one full run: without mirrors, then with")
     ap.add_argument("--json", action="store_true", help="one JSON object per row")
@@ -164,10 +161,12 @@ def main():
         knobs = [k + ["--steady-window", str(v)] for k in knobs for v in args.steady_window]
     if args.steady_theta:
         knobs = [k + ["--steady-theta", str(v)] for k in knobs for v in args.steady_theta]
-    if args.mirrors and args.no_mirrors:    # (before the full run the bench would refuse it after)
-        ap.error("--mirrors and --no-mirrors contradict each other")
-    for flag in PASSED_SWITCHES:            # the bench's own switches, passed on
-        if getattr(args, flag[2:].replace("-", "_")):
+    given = {flag for flag, _ in PASSED_SWITCHES if getattr(args, flag[2:].replace("-", "_"))}
+    for flag in sorted(given):              # (before the full run the bench would refuse it after)
+        if "--no-" + flag[2:] in given:
+            ap.error("%s and --no-%s contradict each other" % (flag, flag[2:]))
+    for flag, _ in PASSED_SWITCHES:         # the bench's own switches, passed on
+        if flag in given:
             knobs = [k + [flag] for k in knobs]
     if args.mirrors_both and (args.mirrors or args.no_mirrors):
         ap.error("--mirrors-both runs both: leave out --mirrors and --no-mirrors")
