@@ -319,9 +319,9 @@ cdef bint _due_now(Sim* s, int32_t P, bint acks_only) noexcept nogil:
     earlier than its parent) and the calendar's bucket of this moment."""
     cdef int32_t c = cal_bucket(s, s.now)
     while c >= 0:
-        if s.cal_ev[c].t == s.now and _due_event(s, &s.cal_ev[c], P, acks_only):
+        if s.cal.ev[c].t == s.now and _due_event(s, &s.cal.ev[c], P, acks_only):
             return True
-        c = s.cal_next[c]
+        c = s.cal.next[c]
     return _heap_due(s, 0, P, acks_only)
 
 
@@ -358,12 +358,12 @@ cdef bint skip_begin(Sim* s, int32_t P, double best, bint onoff=False) noexcept 
     cdef int32_t c = -1
     cdef Skip* sk
     cdef Event* e
-    for k in range(s.heap_n + s.cal_n):     # flow starts coming, in the heap or the calendar (heap.pxd)
+    for k in range(s.heap_n + s.cal.n):     # flow starts coming, in the heap or the calendar (heap.pxd)
         if k < s.heap_n:
             e = &s.heap[k]
         else:
             c = cal_next_entry(s, &cslot, c)
-            e = &s.cal_ev[c]
+            e = &s.cal.ev[c]
         if e.kind == EV_FLOW_START and e.t < t_end:
             _flow_ports(s, e.a, &ports, &n)
             for j in range(n):

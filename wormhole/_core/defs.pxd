@@ -592,6 +592,27 @@ ctypedef struct Params:
     int64_t rto         # retransmission timeout, ps (0 = none, as the reference)
     uint8_t ns3_rng     # 1: ECN draws (and PFC frames) consume the reference's random streams
 
+ctypedef struct Calendar:
+    # The near-future calendar in front of a Sim's heap (heap.pxd), sequential runs (KEY_INSERTION) and each
+    # logical process of a partitioned run: an event due within w ns of the window start goes to its
+    # nanosecond's bucket, the rest to the heap.  A logical process keeps its own across runs (parallel.pxi).
+    uint8_t on      # 1: the calendar takes near events (set at build; a partitioned Kernel's own Sim turns
+                    # it off, its logical processes have one each: parallel.pxi)
+    int64_t k       # window start, an absolute ns bucket (t // 1000): every calendar event lies in
+                    # [k, k + w); it only moves forward, to the bucket of each event popped
+    int64_t w       # buckets in the window (a power of two; slot = bucket & (w - 1))
+    int32_t* head   # per slot: first event of the bucket in ev (-1: empty); a bucket is sorted
+    int32_t* tail   # by the heap's order (key_before); per slot: its last event
+    uint64_t* bits  # one bit per slot: the bucket is not empty (w / 64 words)
+    int64_t* tt     # per slot: (t, seq) of its last event, so that an append reads no pool entry
+    uint64_t* tq
+    int64_t* ts     # per slot: its last event's ts (KEY_LOCAL, KEY_RANK: a logical process's calendar)
+    Event* ev       # event pool of the calendar
+    int32_t* next   # per pool entry: next in its bucket, or in the free list
+    int32_t free    # first free pool entry (-1: none)
+    int32_t cap     # pool capacity
+    int64_t n       # events in the calendar
+
 ctypedef struct Sim:
     int64_t now         # simulated clock, ps
     int32_t fail        # nonzero once an allocation failed or the packet limit was hit
@@ -603,25 +624,7 @@ ctypedef struct Sim:
     Event* heap         # binary heap ordered by (t, tie key) (heap.pxd)
     int64_t heap_n      # events in the heap
     int64_t heap_cap    # capacity
-    # near-future calendar in front of the heap (heap.pxd), sequential runs (KEY_INSERTION) and each logical
-    # process of a partitioned run: an event due within cal_w ns of the window start goes to its nanosecond's
-    # bucket, the rest to the heap
-    uint8_t cal_on      # 1: the calendar takes near events (set at build; a partitioned Kernel's own Sim turns
-                        # it off, its logical processes have one each: parallel.pxi)
-    int64_t cal_k       # window start, an absolute ns bucket (t // 1000): every calendar event lies in
-                        # [cal_k, cal_k + cal_w); it only moves forward, to the bucket of each event popped
-    int64_t cal_w       # buckets in the window (a power of two; slot = bucket & (cal_w - 1))
-    int32_t* cal_head   # per slot: first event of the bucket in cal_ev (-1: empty); a bucket is sorted
-    int32_t* cal_tail   # by the heap's order (key_before); per slot: its last event
-    uint64_t* cal_bits  # one bit per slot: the bucket is not empty (cal_w / 64 words)
-    int64_t* cal_tt     # per slot: (t, seq) of its last event, so that an append reads no pool entry
-    uint64_t* cal_tq
-    int64_t* cal_ts     # per slot: its last event's ts (KEY_LOCAL, KEY_RANK: a logical process's calendar)
-    Event* cal_ev       # event pool of the calendar
-    int32_t* cal_next   # per pool entry: next in its bucket, or in the free list
-    int32_t cal_free    # first free pool entry (-1: none)
-    int32_t cal_cap     # pool capacity
-    int64_t cal_n       # events in the calendar
+    Calendar cal        # near-future calendar in front of the heap (above)
     uint64_t cur_seq    # tie key (cur_ts, cur_seq) of the event being processed (or last processed)
     int64_t cur_ts
     uint8_t key_mode    # KeyMode: how same-time events are ordered (heap.pxd)

@@ -26,11 +26,11 @@ the same picosecond; ``Sim.key_mode`` chooses it:
   ranked: two keys that name slots compare by the slots alone, and only a key
   against a rank (an arrival from another process, a compacted key) reads one.
 
-The calendar (``Sim.cal_on``: sequential runs under KEY_INSERTION, and each
+The calendar (``Sim.cal.on``: sequential runs under KEY_INSERTION, and each
 logical process of a partitioned run under either of its keys).  Almost every
 event a packet makes is due within a few microseconds, so a heap of 10^4 of them
 pays ~14 levels per pop.  In front of the heap sits a ring of nanosecond
-buckets, ``cal_w`` of them from the window start ``cal_k``: an event due inside
+buckets, ``cal.w`` of them from the window start ``cal.k``: an event due inside
 the window goes to its bucket (kept sorted by the heap's order, key_before; an
 event pushed now nearly always has the largest key of its bucket, so it is
 appended), anything later or earlier to the heap.  A pop takes the earlier of
@@ -172,53 +172,53 @@ cdef inline int cal_setup(Sim* s, int64_t w) noexcept nogil:
     """Turn the calendar on with w buckets (a power of two, at least 64), before
     anything is scheduled.  Returns -1 if memory ran out."""
     cdef int64_t i
-    s.cal_head = <int32_t*>malloc(w * sizeof(int32_t))
-    s.cal_tail = <int32_t*>malloc(w * sizeof(int32_t))
-    s.cal_bits = <uint64_t*>malloc((w // 64) * sizeof(uint64_t))
-    s.cal_tt = <int64_t*>malloc(w * sizeof(int64_t))
-    s.cal_tq = <uint64_t*>malloc(w * sizeof(uint64_t))
-    s.cal_ts = <int64_t*>malloc(w * sizeof(int64_t))
-    if (s.cal_head == NULL or s.cal_tail == NULL or s.cal_bits == NULL or s.cal_tt == NULL or s.cal_tq == NULL
-            or s.cal_ts == NULL):
+    s.cal.head = <int32_t*>malloc(w * sizeof(int32_t))
+    s.cal.tail = <int32_t*>malloc(w * sizeof(int32_t))
+    s.cal.bits = <uint64_t*>malloc((w // 64) * sizeof(uint64_t))
+    s.cal.tt = <int64_t*>malloc(w * sizeof(int64_t))
+    s.cal.tq = <uint64_t*>malloc(w * sizeof(uint64_t))
+    s.cal.ts = <int64_t*>malloc(w * sizeof(int64_t))
+    if (s.cal.head == NULL or s.cal.tail == NULL or s.cal.bits == NULL or s.cal.tt == NULL or s.cal.tq == NULL
+            or s.cal.ts == NULL):
         cal_release(s)
         return -1
     for i in range(w):
-        s.cal_head[i] = -1
-        s.cal_tail[i] = -1
+        s.cal.head[i] = -1
+        s.cal.tail[i] = -1
     for i in range(w // 64):
-        s.cal_bits[i] = 0
-    s.cal_w = w
-    s.cal_k = 0
-    s.cal_n = 0
-    s.cal_free = -1
-    s.cal_cap = 0
-    s.cal_ev = NULL
-    s.cal_next = NULL
-    s.cal_on = 1
+        s.cal.bits[i] = 0
+    s.cal.w = w
+    s.cal.k = 0
+    s.cal.n = 0
+    s.cal.free = -1
+    s.cal.cap = 0
+    s.cal.ev = NULL
+    s.cal.next = NULL
+    s.cal.on = 1
     return 0
 
 
 cdef inline void cal_release(Sim* s) noexcept nogil:
     """Free the calendar's arrays (it must be empty or its events dropped)."""
-    free(s.cal_head); free(s.cal_tail); free(s.cal_bits); free(s.cal_ev); free(s.cal_next)
-    free(s.cal_tt); free(s.cal_tq); free(s.cal_ts)
-    s.cal_tt = NULL
-    s.cal_tq = NULL
-    s.cal_ts = NULL
-    s.cal_head = NULL
-    s.cal_tail = NULL
-    s.cal_bits = NULL
-    s.cal_ev = NULL
-    s.cal_next = NULL
-    s.cal_on = 0
-    s.cal_n = 0
-    s.cal_cap = 0
-    s.cal_free = -1
+    free(s.cal.head); free(s.cal.tail); free(s.cal.bits); free(s.cal.ev); free(s.cal.next)
+    free(s.cal.tt); free(s.cal.tq); free(s.cal.ts)
+    s.cal.tt = NULL
+    s.cal.tq = NULL
+    s.cal.ts = NULL
+    s.cal.head = NULL
+    s.cal.tail = NULL
+    s.cal.bits = NULL
+    s.cal.ev = NULL
+    s.cal.next = NULL
+    s.cal.on = 0
+    s.cal.n = 0
+    s.cal.cap = 0
+    s.cal.free = -1
 
 
 cdef inline int cal_off(Sim* s) noexcept nogil:
     """Turn the calendar off, its events going to the heap.  Returns -1 if memory ran out."""
-    if not s.cal_on:
+    if not s.cal.on:
         return 0
     if cal_to_heap(s) != 0:
         return -1
@@ -229,21 +229,21 @@ cdef inline int cal_off(Sim* s) noexcept nogil:
 
 cdef inline int _cal_grow(Sim* s) noexcept nogil:
     """Room for more calendar events (the new entries join the free list)."""
-    cdef int32_t cap = s.cal_cap * 2 + 1024, i
-    cdef Event* ev = <Event*>realloc(s.cal_ev, cap * sizeof(Event))
+    cdef int32_t cap = s.cal.cap * 2 + 1024, i
+    cdef Event* ev = <Event*>realloc(s.cal.ev, cap * sizeof(Event))
     cdef int32_t* nx
     if ev == NULL:
         return -1
-    s.cal_ev = ev
-    nx = <int32_t*>realloc(s.cal_next, cap * sizeof(int32_t))
+    s.cal.ev = ev
+    nx = <int32_t*>realloc(s.cal.next, cap * sizeof(int32_t))
     if nx == NULL:
         return -1
-    s.cal_next = nx
-    for i in range(s.cal_cap, cap - 1):
+    s.cal.next = nx
+    for i in range(s.cal.cap, cap - 1):
         nx[i] = i + 1
-    nx[cap - 1] = s.cal_free
-    s.cal_free = s.cal_cap
-    s.cal_cap = cap
+    nx[cap - 1] = s.cal.free
+    s.cal.free = s.cal.cap
+    s.cal.cap = cap
     return 0
 
 
@@ -255,15 +255,15 @@ cdef inline bint _cal_appends(Sim* s, int32_t slot, Event* e) noexcept nogil:
     process holds (heap.pxd's docstring)."""
     cdef int64_t ts
     if s.key_mode == KEY_INSERTION:
-        return not wh_key_lt(e.t, e.seq, s.cal_tt[slot], s.cal_tq[slot])
-    if e.t != s.cal_tt[slot]:
-        return e.t > s.cal_tt[slot]
-    ts = s.cal_ts[slot]
+        return not wh_key_lt(e.t, e.seq, s.cal.tt[slot], s.cal.tq[slot])
+    if e.t != s.cal.tt[slot]:
+        return e.t > s.cal.tt[slot]
+    ts = s.cal.ts[slot]
     if (e.ts & ts) < 0:                 # two slots (KEY_RANK): the later slot, the later key (key_before)
-        return e.ts < ts or (e.ts == ts and e.seq >= s.cal_tq[slot])
+        return e.ts < ts or (e.ts == ts and e.seq >= s.cal.tq[slot])
     if s.key_mode == KEY_RANK and e.ts == s.cur_ref and e.seq + 1 == s.kid:
         return True
-    return not key_before(s, e.t, e.ts, e.seq, s.cal_tt[slot], ts, s.cal_tq[slot])
+    return not key_before(s, e.t, e.ts, e.seq, s.cal.tt[slot], ts, s.cal.tq[slot])
 
 
 cdef inline int _cal_insert(Sim* s, int64_t k, Event* e) noexcept nogil:
@@ -271,41 +271,41 @@ cdef inline int _cal_insert(Sim* s, int64_t k, Event* e) noexcept nogil:
     place by the heap's order: after the tail if it is not earlier (nearly always),
     else by a walk from the head."""
     cdef int32_t idx, slot, cur, prev
-    if s.cal_free < 0 and _cal_grow(s) != 0:
+    if s.cal.free < 0 and _cal_grow(s) != 0:
         return -1
-    idx = s.cal_free
-    s.cal_free = s.cal_next[idx]
-    s.cal_ev[idx] = e[0]
-    slot = <int32_t>(k & (s.cal_w - 1))
-    if s.cal_head[slot] < 0:
-        s.cal_head[slot] = idx
-        s.cal_tail[slot] = idx
-        s.cal_next[idx] = -1
-        s.cal_bits[slot >> 6] |= (<uint64_t>1) << (slot & 63)
-        s.cal_tt[slot] = e.t
-        s.cal_tq[slot] = e.seq
+    idx = s.cal.free
+    s.cal.free = s.cal.next[idx]
+    s.cal.ev[idx] = e[0]
+    slot = <int32_t>(k & (s.cal.w - 1))
+    if s.cal.head[slot] < 0:
+        s.cal.head[slot] = idx
+        s.cal.tail[slot] = idx
+        s.cal.next[idx] = -1
+        s.cal.bits[slot >> 6] |= (<uint64_t>1) << (slot & 63)
+        s.cal.tt[slot] = e.t
+        s.cal.tq[slot] = e.seq
         if s.key_mode != KEY_INSERTION:
-            s.cal_ts[slot] = e.ts
+            s.cal.ts[slot] = e.ts
     elif _cal_appends(s, slot, e):
-        s.cal_next[s.cal_tail[slot]] = idx
-        s.cal_next[idx] = -1
-        s.cal_tail[slot] = idx
-        s.cal_tt[slot] = e.t
-        s.cal_tq[slot] = e.seq
+        s.cal.next[s.cal.tail[slot]] = idx
+        s.cal.next[idx] = -1
+        s.cal.tail[slot] = idx
+        s.cal.tt[slot] = e.t
+        s.cal.tq[slot] = e.seq
         if s.key_mode != KEY_INSERTION:
-            s.cal_ts[slot] = e.ts
+            s.cal.ts[slot] = e.ts
     else:
         prev = -1
-        cur = s.cal_head[slot]
-        while cur >= 0 and not _ev_before(s, e, &s.cal_ev[cur]):
+        cur = s.cal.head[slot]
+        while cur >= 0 and not _ev_before(s, e, &s.cal.ev[cur]):
             prev = cur
-            cur = s.cal_next[cur]
-        s.cal_next[idx] = cur
+            cur = s.cal.next[cur]
+        s.cal.next[idx] = cur
         if prev < 0:
-            s.cal_head[slot] = idx
+            s.cal.head[slot] = idx
         else:
-            s.cal_next[prev] = idx
-    s.cal_n += 1
+            s.cal.next[prev] = idx
+    s.cal.n += 1
     return 0
 
 
@@ -315,37 +315,37 @@ cdef inline int32_t _cal_first(Sim* s) noexcept nogil:
     cdef int64_t slot0, wi, nw, j, w
     cdef uint64_t m
     cdef int b
-    if s.cal_n == 0:
+    if s.cal.n == 0:
         return -1
-    slot0 = s.cal_k & (s.cal_w - 1)
+    slot0 = s.cal.k & (s.cal.w - 1)
     wi = slot0 >> 6
     b = <int>(slot0 & 63)
-    m = s.cal_bits[wi] & ((~(<uint64_t>0)) << b)
+    m = s.cal.bits[wi] & ((~(<uint64_t>0)) << b)
     if m != 0:
-        return s.cal_head[(wi << 6) + wh_ctz64(m)]
-    nw = s.cal_w >> 6
+        return s.cal.head[(wi << 6) + wh_ctz64(m)]
+    nw = s.cal.w >> 6
     for j in range(1, nw):
         w = (wi + j) & (nw - 1)
-        m = s.cal_bits[w]
+        m = s.cal.bits[w]
         if m != 0:
-            return s.cal_head[(w << 6) + wh_ctz64(m)]
-    m = s.cal_bits[wi] & (((<uint64_t>1) << b) - 1)     # the window's last buckets share the first word
+            return s.cal.head[(w << 6) + wh_ctz64(m)]
+    m = s.cal.bits[wi] & (((<uint64_t>1) << b) - 1)     # the window's last buckets share the first word
     if m != 0:
-        return s.cal_head[(wi << 6) + wh_ctz64(m)]
+        return s.cal.head[(wi << 6) + wh_ctz64(m)]
     return -1
 
 
 cdef inline Event _cal_take(Sim* s, int32_t c) noexcept nogil:
     """Remove the calendar's earliest event c (_cal_first)."""
-    cdef Event e = s.cal_ev[c]
-    cdef int32_t slot = <int32_t>((e.t // CAL_NS) & (s.cal_w - 1))
-    s.cal_head[slot] = s.cal_next[c]
-    if s.cal_head[slot] < 0:
-        s.cal_tail[slot] = -1
-        s.cal_bits[slot >> 6] &= ~((<uint64_t>1) << (slot & 63))
-    s.cal_next[c] = s.cal_free
-    s.cal_free = c
-    s.cal_n -= 1
+    cdef Event e = s.cal.ev[c]
+    cdef int32_t slot = <int32_t>((e.t // CAL_NS) & (s.cal.w - 1))
+    s.cal.head[slot] = s.cal.next[c]
+    if s.cal.head[slot] < 0:
+        s.cal.tail[slot] = -1
+        s.cal.bits[slot >> 6] &= ~((<uint64_t>1) << (slot & 63))
+    s.cal.next[c] = s.cal.free
+    s.cal.free = c
+    s.cal.n -= 1
     return e
 
 
@@ -353,9 +353,9 @@ cdef inline int32_t cal_bucket(Sim* s, int64_t t) noexcept nogil:
     """The first calendar event of the bucket that holds time t (its others follow
     by cal_next; every event of t is there), -1 if the calendar has none for t."""
     cdef int64_t k = t // CAL_NS
-    if not s.cal_on or s.cal_n == 0 or k < s.cal_k or k - s.cal_k >= s.cal_w:
+    if not s.cal.on or s.cal.n == 0 or k < s.cal.k or k - s.cal.k >= s.cal.w:
         return -1
-    return s.cal_head[<int32_t>(k & (s.cal_w - 1))]
+    return s.cal.head[<int32_t>(k & (s.cal.w - 1))]
 
 
 cdef inline int32_t cal_next_entry(Sim* s, int64_t* slot, int32_t c) noexcept nogil:
@@ -363,19 +363,19 @@ cdef inline int32_t cal_next_entry(Sim* s, int64_t* slot, int32_t c) noexcept no
     slot = -1 and c = -1, pass back what it returned; -1 at the end."""
     cdef int64_t j
     cdef uint64_t m
-    if c >= 0 and s.cal_next[c] >= 0:
-        return s.cal_next[c]
-    if not s.cal_on:
+    if c >= 0 and s.cal.next[c] >= 0:
+        return s.cal.next[c]
+    if not s.cal.on:
         return -1
     j = slot[0] + 1
-    while j < s.cal_w:
-        m = s.cal_bits[j >> 6] & ((~(<uint64_t>0)) << (j & 63))
+    while j < s.cal.w:
+        m = s.cal.bits[j >> 6] & ((~(<uint64_t>0)) << (j & 63))
         if m != 0:
             j = (j & ~(<int64_t>63)) + wh_ctz64(m)
             slot[0] = j
-            return s.cal_head[j]
+            return s.cal.head[j]
         j = (j | 63) + 1
-    slot[0] = s.cal_w
+    slot[0] = s.cal.w
     return -1
 
 
@@ -387,32 +387,32 @@ cdef inline int cal_to_heap(Sim* s) noexcept nogil:
     cdef uint64_t m
     cdef int32_t c, nxt
     cdef Event* h
-    if s.cal_n == 0:
+    if s.cal.n == 0:
         return 0
-    need = s.heap_n + s.cal_n
+    need = s.heap_n + s.cal.n
     if need > s.heap_cap:
         h = <Event*>realloc(s.heap, (need + 64) * sizeof(Event))
         if h == NULL:
             return -1
         s.heap = h
         s.heap_cap = need + 64
-    for wi in range(s.cal_w >> 6):
-        m = s.cal_bits[wi]
+    for wi in range(s.cal.w >> 6):
+        m = s.cal.bits[wi]
         while m != 0:
             slot = (wi << 6) + wh_ctz64(m)
             m &= m - 1
-            c = s.cal_head[slot]
+            c = s.cal.head[slot]
             while c >= 0:
-                s.heap[s.heap_n] = s.cal_ev[c]
+                s.heap[s.heap_n] = s.cal.ev[c]
                 s.heap_n += 1
-                nxt = s.cal_next[c]
-                s.cal_next[c] = s.cal_free
-                s.cal_free = c
+                nxt = s.cal.next[c]
+                s.cal.next[c] = s.cal.free
+                s.cal.free = c
                 c = nxt
-            s.cal_head[slot] = -1
-            s.cal_tail[slot] = -1
-        s.cal_bits[wi] = 0
-    s.cal_n = 0
+            s.cal.head[slot] = -1
+            s.cal.tail[slot] = -1
+        s.cal.bits[wi] = 0
+    s.cal.n = 0
     return 0
 
 
@@ -431,25 +431,25 @@ cdef inline int heap_push_seq(Sim* s, int64_t t, int64_t ts, uint64_t seq, int32
     e.kind = kind
     e.a = a
     e.b = b
-    if s.cal_on:
+    if s.cal.on:
         k = t // CAL_NS
-        if k >= s.cal_k and k - s.cal_k < s.cal_w:
+        if k >= s.cal.k and k - s.cal.k < s.cal.w:
             return _cal_insert(s, k, &e)
     return _heap_insert(s, &e)
 
 
 cdef inline int64_t pending_n(Sim* s) noexcept nogil:
     """Events scheduled: the heap's and the calendar's."""
-    return s.heap_n + s.cal_n
+    return s.heap_n + s.cal.n
 
 
 cdef inline Event* pending_first(Sim* s) noexcept nogil:
     """The earliest scheduled event (in the calendar or at the heap's top), or NULL."""
     cdef int32_t c
-    if s.cal_n > 0:
+    if s.cal.n > 0:
         c = _cal_first(s)
-        if s.heap_n == 0 or _ev_before(s, &s.cal_ev[c], &s.heap[0]):
-            return &s.cal_ev[c]
+        if s.heap_n == 0 or _ev_before(s, &s.cal.ev[c], &s.heap[0]):
+            return &s.cal.ev[c]
     if s.heap_n > 0:
         return &s.heap[0]
     return NULL
@@ -460,13 +460,13 @@ cdef inline Event pending_take(Sim* s, Event* first) noexcept nogil:
     cdef Event e
     cdef int64_t k
     if first != &s.heap[0]:
-        e = _cal_take(s, <int32_t>(first - s.cal_ev))
+        e = _cal_take(s, <int32_t>(first - s.cal.ev))
     else:
         e = _heap_take(s)
-    if s.cal_on:
+    if s.cal.on:
         k = e.t // CAL_NS
-        if k > s.cal_k:                 # the window starts at the popped event's bucket: every pending
-            s.cal_k = k                 # event is at or after it
+        if k > s.cal.k:                 # the window starts at the popped event's bucket: every pending
+            s.cal.k = k                 # event is at or after it
     return e
 
 

@@ -1523,7 +1523,7 @@ cdef class Kernel:
         n_lp = (max(lp) + 1) if lp.shape[0] > 0 else 1
         if min(lp) < 0:
             raise ValueError("lp_of_node has a negative entry")
-        cal = s.cal_on                  # (the LPs get one each where the sequential run has it)
+        cal = s.cal.on                  # (the LPs get one each where the sequential run has it)
         if cal_off(s) != 0:             # (empty: nothing is scheduled yet)
             raise MemoryError()
         s.key_mode = KEY_RANK if exact else KEY_LOCAL
@@ -1810,7 +1810,7 @@ cdef class Kernel:
             "events": sum(by_kind.values()),
             "events_by_kind": by_kind,
             "stale_events": s.stale_events,
-            "event_queue": "calendar" if s.cal_on or (s.par != NULL and (<Par*>s.par).calendar) else "heap",   # heap.pxd
+            "event_queue": "calendar" if s.cal.on or (s.par != NULL and (<Par*>s.par).calendar) else "heap",   # heap.pxd
             "stale_by_kind": {EVENT_NAMES[k]: s.stale_by[k] for k in range(<int>N_EVENT_KINDS)},
             "pops_by_kind": {EVENT_NAMES[k]: s.pops[k] for k in range(<int>N_EVENT_KINDS)},
             "tx_done_ctrl": s.tx_ctrl,

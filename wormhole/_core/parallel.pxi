@@ -192,20 +192,7 @@ cdef int lp_enter(Sim* m, Par* P, Lp* L) noexcept nogil:
     s.heap = own.heap
     s.heap_n = own.heap_n
     s.heap_cap = own.heap_cap
-    s.cal_on = own.cal_on               # (the Kernel's calendar is off: par_new)
-    s.cal_k = own.cal_k
-    s.cal_w = own.cal_w
-    s.cal_head = own.cal_head
-    s.cal_tail = own.cal_tail
-    s.cal_bits = own.cal_bits
-    s.cal_tt = own.cal_tt
-    s.cal_tq = own.cal_tq
-    s.cal_ts = own.cal_ts
-    s.cal_ev = own.cal_ev
-    s.cal_next = own.cal_next
-    s.cal_free = own.cal_free
-    s.cal_cap = own.cal_cap
-    s.cal_n = own.cal_n
+    s.cal = own.cal                     # its calendar (the Kernel's is off: par_new)
     s.wire_n = own.wire_n
     s.pkts = own.pkts
     s.ints = own.ints
@@ -529,9 +516,9 @@ cdef void rank_compact(Par* P, int32_t j) noexcept nogil:
         c = cal_next_entry(s, &cslot, c)
         if c < 0:
             break
-        s.cal_ev[c].ts = key_rank(s, s.cal_ev[c].ts)
-        if s.cal_next[c] < 0:           # a bucket's last: its cached key too
-            s.cal_ts[cslot] = s.cal_ev[c].ts
+        s.cal.ev[c].ts = key_rank(s, s.cal.ev[c].ts)
+        if s.cal.next[c] < 0:           # a bucket's last: its cached key too
+            s.cal.ts[cslot] = s.cal.ev[c].ts
     for p in range(s.n_ports):
         if P.lp_of_port[p] != j:
             continue

@@ -947,12 +947,12 @@ def _py_heap(list ops, int key_mode=KEY_INSERTION, int64_t calendar=0):
                 if heap_push_seq(&s, op[1], op[2], op[3], 0, op[4], 0) != 0:
                     raise MemoryError()
             elif op[0] == "pop":
-                if s.heap_n + s.cal_n == 0:
+                if s.heap_n + s.cal.n == 0:
                     raise IndexError("pop from an empty heap")
                 e = heap_pop(&s)
                 out.append((e.t, e.ts, e.seq, e.a))
             elif op[0] == "where":
-                out.append(("where", s.cal_n, s.heap_n))
+                out.append(("where", s.cal.n, s.heap_n))
             elif op[0] == "ranks":
                 k = op[2] if len(op) > 2 else 0
                 if k + len(op[1]) > s.n_slot:
