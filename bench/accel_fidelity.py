@@ -135,6 +135,8 @@ PASSED_SWITCHES = (
     ("--no-steady-committed", "accelerated runs sample the per-ACK sending rate in the steady window"),
     ("--steady-onoff", "accelerated runs carry ring connections through idle spells (steady_onoff, the default)"),
     ("--no-steady-onoff", "accelerated runs end a steady skip before a ring connection runs out of data"),
+    ("--steady-cycle", "accelerated runs let ring connections join skips by their own steady cycles (steady_cycle)"),
+    ("--no-steady-cycle", "accelerated runs need every sending flow's rate window steady"),
     ("--mirrors", "accelerated runs with mirrors (memo_mirrors, the default)"),
     ("--no-mirrors", "accelerated runs without mirrors"),
 )

@@ -141,8 +141,9 @@ def accounting(sf, sa):
 
 
 # steady skips' on/off members (accel_onoff.pxi): members, their resumes inside skips, partitions
-# tested for them, and why members were refused (no steady ring cycle measured)
-ONOFF_COUNTS = ("onoff_flows", "onoff_resumes", "onoff_tests", "onoff_no_cycle", "onoff_unsteady")
+# tested for them, why members were refused (no steady ring cycle measured), and members that joined by
+# their own steady cycles (steady_cycle)
+ONOFF_COUNTS = ("onoff_flows", "onoff_resumes", "onoff_tests", "onoff_no_cycle", "onoff_unsteady", "onoff_cycle")
 
 
 # the memo's lookups by outcome (Memo.accounting): what a report says about why nothing was replayed

@@ -139,6 +139,11 @@ def workload_parser():
     ap.add_argument("--steady-onoff", action="store_true",
                     help="accelerated mode: steady skips carry ring connections through their idle spells "
                          "(config steady_onoff, the default; see `python -m wormhole params`)")
+    ap.add_argument("--steady-cycle", action="store_true",
+                    help="accelerated mode: a ring connection steady by its own cycles joins a steady skip "
+                         "with its rate window unsteady (config steady_cycle; see `python -m wormhole params`)")
+    ap.add_argument("--no-steady-cycle", action="store_true",
+                    help="accelerated mode: every sending flow of a skip needs a steady rate window")
     ap.add_argument("--mirrors", action="store_true",
                     help="accelerated mode: twins that form at the same moment follow one simulated twin "
                          "(config memo_mirrors, the default; see `python -m wormhole params`)")
@@ -176,7 +181,7 @@ def workload_parser():
 
 # bench switch pairs --X / --no-X (argparse dest, without "no_") and the config bool each sets
 SWITCH_PAIRS = (("steady_goodput_alone", "steady_goodput_alone"), ("steady_committed", "steady_committed"), ("steady_onoff", "steady_onoff"),
-                ("mirrors", "memo_mirrors"))
+                ("steady_cycle", "steady_cycle"), ("mirrors", "memo_mirrors"))
 
 
 def run_workload(args, keep=None):

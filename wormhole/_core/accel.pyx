@@ -34,7 +34,7 @@ until the twin converges or changes.
 The kernel calls the hooks at the end of this file (HOOKS_ON; HOOKS_OFF while
 acceleration is off) and nothing else of this module on its event loop.
 """
-from libc.stdlib cimport calloc, malloc, realloc, free, qsort
+from libc.stdlib cimport calloc, malloc, realloc, free, qsort, llabs
 from libc.string cimport memset, memcpy
 from libc.math cimport fabs
 from libc.stdint cimport int64_t, uint64_t, int32_t, uint8_t
@@ -47,7 +47,7 @@ from wormhole._core.int_hops cimport int_hops_shift
 # the accelerator's counters (Accel.rejects, skipped_by, backs_by in defs.pxd), by index
 REJECT_NAMES = ("pfc", "rate_spread", "goodput_halves", "no_room", "horizon_short", "split_check", "ramping",
                 "window_filling", "no_window", "fresh_samples", "goodput_span", "horizon_flow_start",
-                "horizon_no_goodput", "same_moment")
+                "horizon_no_goodput", "same_moment", "cycle_unmarked")
 SKIPPED_BY = ("steady", "memo_replay", "memo_follow", "mirror")
 PARTED_BY = ("leader_resumes", "flow_joins_leader", "leader_conn_resumes", "message_differs", "idle_differs",
              "post_missing", "quiet_queued", "skip_back", "join_missing", "join_refused", "join_several")
@@ -177,7 +177,7 @@ cdef void _on_release(Sim* s) noexcept nogil:
         free(a.skips[i].lead_flows); free(a.skips[i].lead_una0); free(a.skips[i].lead_rcv0)
         free(a.skips[i].onoff); free(a.skips[i].run_t); free(a.skips[i].run_b); free(a.skips[i].run_r)
         free(a.skips[i].dry_lim); free(a.skips[i].cyc_g)
-    free(a.gp); free(a.oo); free(a.cg); free(a.lim)
+    free(a.gp); free(a.oo); free(a.cg); free(a.lim); free(a.cm)
     free(a.part_ver); free(a.part_watch); free(a.mnotes)
     free(a.free_parts); free(a.skips); free(a.scratch); free(a.part_dirty)
     free(a.pool)
@@ -276,6 +276,7 @@ cdef int accel_setup(Sim* s, object cfg, const KernelOps* k) except -1:
     a.quarters = 0 if cfg.gp_span < 0 else (2 if cfg.quarters_all else 1)
     a.committed = cfg.committed
     a.onoff = cfg.onoff
+    a.cycle = cfg.cycle
     a.gp_span = cfg.gp_span
     a.back_why = 3
     a.join_why = 1
@@ -372,6 +373,7 @@ cdef dict stats(Sim* s):
         "onoff_tests": a.onoff_tests,
         "onoff_no_cycle": a.onoff_no_cycle,
         "onoff_unsteady": a.onoff_unsteady,
+        "onoff_cycle": a.onoff_cycle,
         "time_skipped_ps": a.time_skipped,
         "bytes_skipped": a.bytes_skipped,
         "steady_periods": a.steady_periods,

@@ -62,7 +62,8 @@ cdef int _gp_reserve(Sim* s, int32_t n) noexcept nogil:
     cdef size_t m = n + 16
     if a.gp_cap < n:
         if (_grow(<void**>&a.gp, m * sizeof(double)) != 0 or _grow(<void**>&a.oo, m * sizeof(uint8_t)) != 0
-                or _grow(<void**>&a.cg, m * sizeof(double)) != 0 or _grow(<void**>&a.lim, m * sizeof(int64_t)) != 0):
+                or _grow(<void**>&a.cg, m * sizeof(double)) != 0 or _grow(<void**>&a.lim, m * sizeof(int64_t)) != 0
+                or _grow(<void**>&a.cm, m * sizeof(uint8_t)) != 0):
             s.fail = 1
             return -1
         a.gp_cap = n + 16

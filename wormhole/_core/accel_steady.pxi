@@ -210,6 +210,8 @@ cdef void skip_try(Sim* s, int32_t P) noexcept nogil:
     if nf == 0 or _gp_reserve(s, nf) != 0:
         return
     for i in range(nf):
+        a.cm[i] = 0
+    for i in range(nf):
         fi = a.part_flows[P][i]
         f = &s.flows[fi]
         w = &a.win[fi]
@@ -217,6 +219,9 @@ cdef void skip_try(Sim* s, int32_t P) noexcept nogil:
         if _idle_conn(f):
             continue
         if w.val == NULL or w.n < L or not w.steady or w.n - w.act_n < w.need:
+            if _cycle_member(s, P, fi, &a.gp[i]):
+                a.cm[i] = 1         # an on/off member by its own steady cycles (steady_cycle)
+                continue
             _reject_flow(s, 8 if w.val == NULL else (7 if w.n < L else (1 if not w.steady else 9)), P)
             return
         # a rate that only rose over the whole window and is below line rate is
@@ -228,10 +233,17 @@ cdef void skip_try(Sim* s, int32_t P) noexcept nogil:
             return
         a.gp[i] = _steady_goodput(s, fi)
         if a.gp[i] <= 0:
+            if _cycle_member(s, P, fi, &a.gp[i]):
+                a.cm[i] = 1
+                continue
             _reject_flow(s, a.gp_why, P)
             return
     if a.onoff:                     # connections that may idle and resume inside the skip
         _onoff_mark(s, P)
+        for i in range(nf):
+            if a.cm[i] and not a.oo[i]:
+                _reject(a, 14, P)   # a cycle member is carried only as an on/off member
+                return
     _lockstep_goodputs(s, P)
     best = _horizon(s, P, a.onoff)
     if best < 0:
@@ -242,7 +254,9 @@ cdef void skip_try(Sim* s, int32_t P) noexcept nogil:
     if a.part_watch[P]:
         a.part_watch[P] = 0
         memo_note(s, 1, P)          # the partition has converged: Python stores the memo entry
-    skip_begin(s, P, best, a.onoff)
+    if skip_begin(s, P, best, a.onoff) and a.onoff:
+        for i in range(nf):
+            a.onoff_cycle += a.cm[i]
 
 
 cdef inline bint _lockstep(Sim* s, int32_t fi, int32_t fj) noexcept nogil:

@@ -78,6 +78,7 @@ cdef void win_push(Sim* s, int32_t fi, int64_t rate) noexcept nogil:
     cdef FlowWin* w = &a.win[fi]
     cdef int64_t L = a.l, k = w.n, pos = k % L, mx, mn
     cdef bint steady, flip = False
+    cdef double g
     if w.val == NULL:
         return
     if k >= L:
@@ -122,6 +123,8 @@ cdef void win_push(Sim* s, int32_t fi, int64_t rate) noexcept nogil:
     w.steady = steady
     if steady and (flip or w.n % a.check_every == 0):
         skip_try(s, a.part_of[fi])
+    elif not steady and a.cycle and w.n % a.check_every == 0 and own_cycle(s, fi, a.theta, &g):
+        skip_try(s, a.part_of[fi])      # a ring connection steady by its cycles (steady_cycle)
 
 
 cdef inline bint _drifting(FlowWin* w, int64_t L, double theta) noexcept nogil:

@@ -500,11 +500,15 @@ ctypedef struct Accel:
     int64_t* lim        # dry limit scratch of _onoff_mark (per partition flow, capacity gp_cap): cycle_idle
     double* cg          # cycle goodput scratch of _onoff_mark (per partition flow, capacity gp_cap)
     uint8_t onoff       # steady skips carry on/off members through their idle spells (config steady_onoff)
+    uint8_t cycle       # an on/off connection whose own last two cycles agree may join a skip with its rate
+                        # window unsteady, as an on/off member at its cycle goodput (config steady_cycle)
+    uint8_t* cm         # skip_try scratch (per partition flow, capacity gp_cap): 1 if the flow joins by its cycle
     int64_t onoff_resumes  # on/off members that resumed inside a skip after moving all their posted data
     int64_t onoff_flows    # on/off members of the steady skips begun
     int64_t onoff_tests    # skip attempts of partitions whose flows own their data paths, with a connection seen idle
     int64_t onoff_no_cycle # ... refused on/off members: a sending flow without three anchors of one connection's resumes
     int64_t onoff_unsteady # ... refused on/off members: a sending flow's last two cycles' goodputs differ by more than theta
+    int64_t onoff_cycle    # on/off members that joined by their own steady cycles, their rate windows unsteady (steady_cycle)
     uint8_t* mark       # per flow BFS mark
     int32_t flow_cap    # capacity of the per-flow arrays
     # statistics
