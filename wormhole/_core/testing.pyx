@@ -299,8 +299,9 @@ def _py_mmu(str op, dict port, dict switch, int64_t reserve=4096, int64_t resume
 class _AccelCfg:
     """The accelerator's parameters as accel_setup reads them (KernelParams.accel)."""
     def __init__(self, l, theta, check_every=1, gp_span=-1, min_skip=0, margin=0, memo=False, committed=False,
-                 onoff=False, quarters_all=True):
+                 onoff=False, quarters_all=True, cycle=False):
         self.l = l
+        self.cycle = cycle
         self.quarters_all = quarters_all
         self.committed = committed
         self.onoff = onoff
@@ -428,7 +429,12 @@ cdef int _toy_partition(Sim* s, int32_t n) except -1:
     a.part_nf = <int32_t*>calloc(1, sizeof(int32_t))
     a.part_cap = <int32_t*>calloc(1, sizeof(int32_t))
     a.gp = <double*>calloc(n + 1, sizeof(double))
-    if a.part_flows == NULL or a.part_nf == NULL or a.part_cap == NULL or a.gp == NULL:
+    a.oo = <uint8_t*>calloc(n + 1, sizeof(uint8_t))      # the rest of skip_try's scratch (gp_cap)
+    a.cm = <uint8_t*>calloc(n + 1, sizeof(uint8_t))
+    a.cg = <double*>calloc(n + 1, sizeof(double))
+    a.lim = <int64_t*>calloc(n + 1, sizeof(int64_t))
+    if (a.part_flows == NULL or a.part_nf == NULL or a.part_cap == NULL or a.gp == NULL or a.oo == NULL
+            or a.cm == NULL or a.cg == NULL or a.lim == NULL):
         raise MemoryError()
     a.part_flows[0] = <int32_t*>calloc(n + 1, sizeof(int32_t))
     if a.part_flows[0] == NULL:
