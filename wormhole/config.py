@@ -381,9 +381,10 @@ PARAMS = (
        "(each message's ramp after an idle spell keeps it from ever settling when its messages are shorter than "
        "the window) may still join a steady skip as an on/off member when its data shares no port with another "
        "flow's and the goodputs of its own last two cycles (bytes over busy time from one resume to the next, "
-       "ramp included) agree within theta and carry the bytes of the run under way: that run ends when a run of "
-       "that cycle begun at its resume would, later runs move at that cycle's goodput; not in a partition some "
-       "mirror follows.  Off by default: without that last condition it took gpt13b on 2:1 rail segments (HPCC, "
+       "ramp included) agree within theta and carry the bytes of the run under way, and that run is on the cycle's "
+       "schedule (it ends when a run of the cycle begun at its resume would, at most (1 + theta) times the cycle's "
+       "goodput); later runs move at that cycle's goodput; not in a partition some mirror follows, and such a "
+       "skip stores no memo entry.  Off by default: without that last condition it took gpt13b on 2:1 rail segments (HPCC, "
        "64 GPUs, 1 layer) from 98.98% to 99.06% skipped at FCT 0.20 / 0.93% (0.24 / 2.90%), but moe --gpus 128 "
        "lost its mirrors (1.11 G events instead of 70.6 M, iteration 0.9% long); with it, no row of "
        "bench/accel_fidelity.py moves by more than 0.01 point of skipped events", _bool, dynamics=True),

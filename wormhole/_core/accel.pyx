@@ -276,7 +276,7 @@ cdef int accel_setup(Sim* s, object cfg, const KernelOps* k) except -1:
     a.quarters = 0 if cfg.gp_span < 0 else (2 if cfg.quarters_all else 1)
     a.committed = cfg.committed
     a.onoff = cfg.onoff
-    a.cycle = cfg.cycle
+    a.cycle = cfg.cycle and cfg.onoff      # (cycle members are on/off members)
     a.gp_span = cfg.gp_span
     a.back_why = 3
     a.join_why = 1

@@ -39,7 +39,7 @@ cdef void _onoff_mark(Sim* s, int32_t P) noexcept nogil:
     a.onoff_tests += 1
     for i in range(nf):             # every sending flow's goodput over a steady cycle of the ring
         fi = a.part_flows[P][i]
-        if a.cm[i]:
+        if a.cycle and a.cm[i]:
             a.cg[i] = a.gp[i]           # (a cycle member's own, from skip_try)
         elif not _idle_conn(&s.flows[fi]) and not cycle_goodput(s, fi, a.theta, &a.cg[i]):
             return
@@ -145,12 +145,21 @@ cdef bint cycle_goodput(Sim* s, int32_t q, double theta, double* g) noexcept nog
     if w.val == NULL or w.anc_n < 3 or _last_anchors(w, w.anc_c[(w.anc_n - 1) % ANC_N], 3, idx) < 3:
         s.acc.onoff_no_cycle += 1
         return False
+    if not _two_cycles(w, idx, theta, g):
+        s.acc.onoff_unsteady += 1
+        return False
+    return True
+
+
+cdef inline bint _two_cycles(FlowWin* w, int64_t* idx, double theta, double* g) noexcept nogil:
+    """The goodput between anchors idx[1] and idx[0] (newest first) into g, if the one
+    between idx[2] and idx[1] agrees with it within theta."""
+    cdef double g1, g0
     g1 = _rate_between(w.anc_t[idx[1]], w.anc_u[idx[1]], w.anc_i[idx[1]],
                        w.anc_t[idx[0]], w.anc_u[idx[0]], w.anc_i[idx[0]])
     g0 = _rate_between(w.anc_t[idx[2]], w.anc_u[idx[2]], w.anc_i[idx[2]],
                        w.anc_t[idx[1]], w.anc_u[idx[1]], w.anc_i[idx[1]])
     if g1 <= 0 or g0 <= 0 or fabs(g1 - g0) > theta * g1:
-        s.acc.onoff_unsteady += 1
         return False
     g[0] = g1
     return True
@@ -159,42 +168,41 @@ cdef bint cycle_goodput(Sim* s, int32_t q, double theta, double* g) noexcept nog
 cdef bint own_cycle(Sim* s, int32_t fi, double theta, double* g) noexcept nogil:
     """Connection fi's goodput over its own last cycle (from its last resume but one to its
     last: bytes over busy time, the ramp after the resume included) into g, when it has
-    been sending since its last resume, the cycle before it agrees within theta, and the
-    two cycles and the run under way carry the same bytes to within a packet (a periodic
-    state: a ring's equal chunks, each sent after an idle wait for the predecessor's)."""
+    been sending since its last resume, the cycle before it agrees within theta, the two
+    cycles and the run under way carry the same bytes to within a packet (a periodic
+    state: a ring's equal chunks, each sent after an idle wait for the predecessor's), and
+    the run under way is on that cycle's schedule: what it has left, moved so that it ends
+    when a run of the cycle begun at its resume would (_first_run_rate), moves at most
+    (1 + theta) times the cycle's goodput (a run behind it would be moved faster than
+    anything measured of it)."""
     cdef FlowWin* w = &s.acc.win[fi]
     cdef Flow* f = &s.flows[fi]
     cdef int64_t idx[3]
     cdef int64_t b0, b1, b2
-    cdef double g1, g0
+    cdef double t_end
     if (w.val == NULL or w.idle_since >= 0 or _last_anchors(w, fi, 3, idx) < 3
             or w.anc_i[idx[0]] != w.idle_total):
         return False
     b2 = f.size - w.anc_u[idx[0]]
     b1 = w.anc_u[idx[0]] - w.anc_u[idx[1]]
     b0 = w.anc_u[idx[1]] - w.anc_u[idx[2]]
-    if b1 <= 0 or llabs(b1 - b0) > s.p.mtu or llabs(b2 - b1) > s.p.mtu:
+    if b1 <= 0 or llabs(b1 - b0) > s.p.mtu or llabs(b2 - b1) > s.p.mtu or not _two_cycles(w, idx, theta, g):
         return False
-    g1 = _rate_between(w.anc_t[idx[1]], w.anc_u[idx[1]], w.anc_i[idx[1]],
-                       w.anc_t[idx[0]], w.anc_u[idx[0]], w.anc_i[idx[0]])
-    g0 = _rate_between(w.anc_t[idx[2]], w.anc_u[idx[2]], w.anc_i[idx[2]],
-                       w.anc_t[idx[1]], w.anc_u[idx[1]], w.anc_i[idx[1]])
-    if g1 <= 0 or g0 <= 0 or fabs(g1 - g0) > theta * g1:
-        return False
-    g[0] = g1
-    return True
+    t_end = <double>w.anc_t[idx[0]] + <double>b2 / g[0]
+    return t_end > <double>s.now and <double>(f.size - f.snd_una) <= (1.0 + theta) * g[0] * (t_end - <double>s.now)
 
 
 cdef bint _cycle_member(Sim* s, int32_t P, int32_t fi, double* g) noexcept nogil:
-    """Connection fi, its rate window not steady, may join a skip of P as an on/off member
-    at its own cycle goodput g (steady_cycle): it cycles (idle in its last cycle), its own
-    last two cycles agree (own_cycle), its data shares no port with another flow's of P, and
-    P leads no mirror.  A mirrored leader's mirrors end exactly in its state only when it
-    goes quiet; a member carried through its idle spells keeps the leader's skip going, so
-    its mirrors still follow it when unrelated posts come, and part there (measured: moe
-    --gpus 128 processed 1.11 G events instead of 70.6 M, its iteration 0.9% long; ending
-    the leader's skip when such a member runs dry instead: 250 M events, 2.2% long)."""
-    return (s.acc.cycle and s.acc.onoff and s.flows[fi].persistent and cycle_idle(s, fi) > 0
+    """Connection fi, its rate window or window goodput not steady, may join a skip of P as
+    an on/off member at its own cycle goodput g (steady_cycle): it cycles (idle in its last
+    cycle), its own last two cycles agree and its run under way keeps to them (own_cycle),
+    its data shares no port with another flow's of P, and P leads no mirror.  A mirrored
+    leader's mirrors end exactly in its state only when it goes quiet; a member carried
+    through its idle spells keeps the leader's skip going, so its mirrors still follow it
+    when unrelated posts come, and part there (measured: moe --gpus 128 processed 1.11 G
+    events instead of 70.6 M, its iteration 0.9% long; ending the leader's skip when such a
+    member runs dry instead: 250 M events, 2.2% long)."""
+    return (s.acc.cycle and s.flows[fi].persistent and cycle_idle(s, fi) > 0
             and own_cycle(s, fi, s.acc.theta, g) and _data_alone(s, P, fi) and not _led(s, P))
 
 

@@ -3,7 +3,7 @@
 # goodputs (_horizon), the steady test of a whole partition (skip_try), which begins a
 # fast-forward (skip_begin, over the shared step of accel_skip.pxi) and counts every
 # refusal by its reason (Accel.rejects).  A skip never moves a flow faster than its
-# measured goodput.
+# measured goodput (a cycle member, steady_cycle: than (1 + theta) times its own last cycle's).
 
 
 cdef int64_t _measure_from(Sim* s, int32_t fi, int64_t* ta, int64_t* ua, int64_t* ia) noexcept nogil:
@@ -192,10 +192,11 @@ cdef void _reject_flow(Sim* s, int k, int32_t P) noexcept nogil:
 
 cdef void skip_try(Sim* s, int32_t P) noexcept nogil:
     """Fast-forward partition P if it is steady: every sending flow's window is,
-    is not ramping and has a steady goodput (into s.acc.gp, partition order),
-    and the horizon allows it (_horizon)."""
+    is not ramping and has a steady goodput (into s.acc.gp, partition order), or
+    (steady_cycle) the flow is steady by its own cycles and joins as an on/off member
+    (_cycle_member), and the horizon allows it (_horizon)."""
     cdef Accel* a = &s.acc
-    cdef int32_t i, fi, nf
+    cdef int32_t i, fi, nf, why, ncm = 0
     cdef Flow* f
     cdef FlowWin* w
     cdef int64_t L = a.l
@@ -210,39 +211,40 @@ cdef void skip_try(Sim* s, int32_t P) noexcept nogil:
     if nf == 0 or _gp_reserve(s, nf) != 0:
         return
     for i in range(nf):
-        a.cm[i] = 0
-    for i in range(nf):
         fi = a.part_flows[P][i]
         f = &s.flows[fi]
         w = &a.win[fi]
         a.gp[i] = 0.0
+        if a.cycle:
+            a.cm[i] = 0
         if _idle_conn(f):
             continue
+        why = -1
         if w.val == NULL or w.n < L or not w.steady or w.n - w.act_n < w.need:
-            if _cycle_member(s, P, fi, &a.gp[i]):
-                a.cm[i] = 1         # an on/off member by its own steady cycles (steady_cycle)
-                continue
-            _reject_flow(s, 8 if w.val == NULL else (7 if w.n < L else (1 if not w.steady else 9)), P)
-            return
-        # a rate that only rose over the whole window and is below line rate is
-        # ramping up (e.g. DCQCN's timer-driven recovery, steps far below theta):
-        # a skip would freeze it half way
-        if (w.last_dec <= w.n - L and w.val[(w.n - 1) % L] > w.val[w.n % L]
+            why = 8 if w.val == NULL else (7 if w.n < L else (1 if not w.steady else 9))
+        elif (w.last_dec <= w.n - L and w.val[(w.n - 1) % L] > w.val[w.n % L]
                 and s.acc.k.cc[f.cc].send_rate(s, fi) < f.max_rate):
+            # a rate that only rose over the whole window and is below line rate is
+            # ramping up (e.g. DCQCN's timer-driven recovery, steps far below theta):
+            # a skip would freeze it half way
             _reject_flow(s, 6, P)
             return
-        a.gp[i] = _steady_goodput(s, fi)
-        if a.gp[i] <= 0:
+        else:
+            a.gp[i] = _steady_goodput(s, fi)
+            if a.gp[i] <= 0:
+                why = a.gp_why
+        if why >= 0:
             if _cycle_member(s, P, fi, &a.gp[i]):
-                a.cm[i] = 1
+                a.cm[i] = 1         # an on/off member by its own steady cycles (steady_cycle)
+                ncm += 1
                 continue
-            _reject_flow(s, a.gp_why, P)
+            _reject_flow(s, why, P)
             return
     if a.onoff:                     # connections that may idle and resume inside the skip
         _onoff_mark(s, P)
         for i in range(nf):
-            if a.cm[i] and not a.oo[i]:
-                _reject(a, 14, P)   # a cycle member is carried only as an on/off member
+            if ncm > 0 and a.cm[i] and not a.oo[i]:
+                _reject(a, 14, P)   # a cycle member is carried only as an on/off member (cycle_unmarked)
                 return
     _lockstep_goodputs(s, P)
     best = _horizon(s, P, a.onoff)
@@ -251,12 +253,13 @@ cdef void skip_try(Sim* s, int32_t P) noexcept nogil:
     if _same_moment_pending(s, P):
         _reject(a, 13, P)
         return                      # the moment's other events first: a later sample re-checks
-    if a.part_watch[P]:
+    if a.part_watch[P] and ncm == 0:
+        # the partition has converged: Python stores the memo entry (not with cycle members:
+        # their goodputs are paces of a run under way and their states mid-ramp)
         a.part_watch[P] = 0
-        memo_note(s, 1, P)          # the partition has converged: Python stores the memo entry
-    if skip_begin(s, P, best, a.onoff) and a.onoff:
-        for i in range(nf):
-            a.onoff_cycle += a.cm[i]
+        memo_note(s, 1, P)
+    if skip_begin(s, P, best, a.onoff):
+        a.onoff_cycle += ncm
 
 
 cdef inline bint _lockstep(Sim* s, int32_t fi, int32_t fj) noexcept nogil:

@@ -123,7 +123,7 @@ cdef void win_push(Sim* s, int32_t fi, int64_t rate) noexcept nogil:
     w.steady = steady
     if steady and (flip or w.n % a.check_every == 0):
         skip_try(s, a.part_of[fi])
-    elif not steady and a.cycle and w.n % a.check_every == 0 and own_cycle(s, fi, a.theta, &g):
+    elif not steady and a.cycle and w.n % a.check_every == 0 and _cycle_member(s, a.part_of[fi], fi, &g):
         skip_try(s, a.part_of[fi])      # a ring connection steady by its cycles (steady_cycle)
 
 

@@ -501,8 +501,10 @@ ctypedef struct Accel:
     double* cg          # cycle goodput scratch of _onoff_mark (per partition flow, capacity gp_cap)
     uint8_t onoff       # steady skips carry on/off members through their idle spells (config steady_onoff)
     uint8_t cycle       # an on/off connection whose own last two cycles agree may join a skip with its rate
-                        # window unsteady, as an on/off member at its cycle goodput (config steady_cycle)
-    uint8_t* cm         # skip_try scratch (per partition flow, capacity gp_cap): 1 if the flow joins by its cycle
+                        # window or its window goodput unsteady, as an on/off member at its cycle goodput
+                        # (config steady_cycle, and steady_onoff)
+    uint8_t* cm         # skip_try scratch (per partition flow, capacity gp_cap): 1 if the flow joins by its
+                        # cycle (set and read only with cycle)
     int64_t onoff_resumes  # on/off members that resumed inside a skip after moving all their posted data
     int64_t onoff_flows    # on/off members of the steady skips begun
     int64_t onoff_tests    # skip attempts of partitions whose flows own their data paths, with a connection seen idle

@@ -26,7 +26,7 @@ from wormhole._core.int_hops cimport int_hops_shift
 from wormhole._core.accel cimport (accel_setup, win_alloc, win_push, _goodput, _steady_goodput, _horizon, skip_bytes,
                                    _rate_between, _reject_flow, _same_moment_pending, _moment_open, skip_try,
                                    _data_alone, _lockstep_goodputs, onoff_acked, onoff_delivered, onoff_note_time, onoff_resume,
-                                   onoff_bound, cycle_goodput, cycle_idle, _first_run_rate, _shift_window,
+                                   onoff_bound, cycle_goodput, own_cycle, cycle_idle, _first_run_rate, _shift_window,
                                    mirror_take_post, mirror_lead_post, mirror_check_why)
 
 
@@ -727,22 +727,53 @@ cdef void _toy_anchors(FlowWin* w, list anchors):
         w.anc_n += 1
 
 
+cdef Sim* _toy_anchored(list anchors, double theta) except NULL:
+    """A one-flow toy whose rate window holds the cycle anchors ``anchors`` (time ps,
+    snd_una, idle total ps, the resuming connection), oldest first."""
+    cdef Sim* s = _toy_sim(1, _AccelCfg(8, theta))
+    try:
+        win_alloc(s, 0)
+        _toy_anchors(&s.acc.win[0], anchors)
+    except BaseException:
+        _toy_free(s)
+        raise
+    return s
+
+
 def _py_cycle_goodput(list anchors, double theta):
     """One flow whose rate window holds the cycle anchors ``anchors`` (time ps, snd_una,
     idle total ps, the resuming connection), oldest first (the last ANC_N are kept).
     Returns (steady cycle found, its goodput in bytes per ps or 0, anchors refused
     for want of three of one connection, refused as unsteady, how long the flow (0) was
     idle between its own last two resumes: cycle_idle)."""
-    cdef Sim* s = _toy_sim(1, _AccelCfg(8, theta))
-    cdef FlowWin* w
+    cdef Sim* s = _toy_anchored(anchors, theta)
     cdef double g = 0.0
     cdef bint ok
     try:
-        win_alloc(s, 0)
-        w = &s.acc.win[0]
-        _toy_anchors(w, anchors)
         ok = cycle_goodput(s, 0, theta, &g)
         return (bool(ok), g if ok else 0.0, s.acc.onoff_no_cycle, s.acc.onoff_unsteady, cycle_idle(s, 0))
+    finally:
+        _toy_free(s)
+
+
+def _py_own_cycle(list anchors, int64_t size, int64_t snd_una, int64_t now, double theta=0.05,
+                  int64_t idle_since=-1, int64_t idle_total=-1):
+    """One connection (flow 0) with cycle anchors ``anchors`` (time ps, snd_una, idle total
+    ps, resuming connection), oldest first, (size, snd_una) and its idle start (-1:
+    sending) at ``now``; its idle total is the last anchor's unless given.  Returns
+    (steady by its own cycles: own_cycle, that cycle's goodput in bytes per ps or 0)."""
+    cdef Sim* s = _toy_anchored(anchors, theta)
+    cdef FlowWin* w = &s.acc.win[0]
+    cdef double g = 0.0
+    cdef bint ok
+    try:
+        w.idle_total = anchors[len(anchors) - 1][2] if idle_total < 0 else idle_total
+        w.idle_since = idle_since
+        s.flows[0].size = size
+        s.flows[0].snd_una = snd_una
+        s.now = now
+        ok = own_cycle(s, 0, theta, &g)
+        return (bool(ok), g if ok else 0.0)
     finally:
         _toy_free(s)
 
@@ -754,12 +785,9 @@ def _py_first_run_rate(list anchors, int64_t size, int64_t snd_una, int64_t idle
     (-1: sending), on a port of ``rate_bps``: the goodput (bytes per ps) of its run under
     way when a skip begins at ``now``, its cycle goodput being ``gc``.  ``shift``: (B, dt),
     a skip that moved it B bytes in dt ps ended before ``now`` (_shift_window first)."""
-    cdef Sim* s = _toy_sim(1, _AccelCfg(8, 0.05))
-    cdef FlowWin* w
+    cdef Sim* s = _toy_anchored(anchors, 0.05)
+    cdef FlowWin* w = &s.acc.win[0]
     try:
-        win_alloc(s, 0)
-        w = &s.acc.win[0]
-        _toy_anchors(w, anchors)
         w.idle_total = idle_total
         w.idle_since = idle_since
         s.ports[0].rate_bps = rate_bps
