@@ -37,7 +37,7 @@ def kernel_params(net):
                                quarters_all=bool(c.steady_goodput),
                                memo=bool(c.memo), committed=bool(c.steady_committed),
                                onoff=bool(c.steady_onoff),
-                               cycle=bool(c.steady_onoff and c.steady_cycle))
+                               cycle=bool(c.steady_cycle))
     return ki.KernelParams(
         mtu=int(c.mtu), hdr_bytes=BASE_HEADER + intb, ack_bytes=max(60, 14 + 20 + 12 + intb), pfc_bytes=14 + 20 + 9,
         int_mode=spec.int_mode, ack_qidx=0 if c.ack_high_prio else 3, ack_high_prio=int(c.switch_ack_high_prio),

@@ -162,8 +162,8 @@ class AccelParams:
     memo: int = _c("uint8")             # the memo database looks partitions up
     committed: int = _c("uint8")        # the steady window samples the CC's committed rate (steady_committed)
     onoff: int = _c("uint8")            # steady skips carry ring connections that idle and resume (steady_onoff)
-    cycle: int = _c("uint8")            # such a connection may also begin a skip by its own steady cycles
-                                        # (steady_cycle), with its rate window unsteady
+    cycle: int = _c("uint8")            # such a connection may also join a skip by its own steady cycles
+                                        # (steady_cycle; only with onoff: cycle members are on/off members)
 
     def __post_init__(self):
         _check_scalars(self)

@@ -93,6 +93,7 @@ cdef int64_t onoff_bound(Sim* s, Skip* sk, int64_t t_end) noexcept nogil  # the 
 cdef int64_t cycle_idle(Sim* s, int32_t fi) noexcept nogil     # idle in its own last cycle
 cdef bint cycle_goodput(Sim* s, int32_t q, double theta, double* g) noexcept nogil  # over a steady ring cycle
 cdef bint own_cycle(Sim* s, int32_t fi, double theta, double* g) noexcept nogil  # its own, on schedule (steady_cycle)
+cdef int _gp_reserve(Sim* s, int32_t n) noexcept nogil  # skip_try's scratch (gp, oo, cg, lim, cm) for n flows
 cdef double _first_run_rate(Sim* s, int32_t fi, double gc) noexcept nogil  # a member's run under way at its skip's start
 cdef void _shift_window(Sim* s, int32_t fi, int64_t B, int64_t dt, int64_t t0) noexcept nogil  # a skip's (dt, B) on it
 # mirrors' posts (accel_mirror.pxi): a post to a mirror's connection taken or not; one to a leader's;

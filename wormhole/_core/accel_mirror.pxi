@@ -159,6 +159,23 @@ cdef bint _leads_in(Sim* s, Skip* sk, int32_t P) noexcept nogil:
     return False
 
 
+cdef inline bint _mirror_of(Sim* s, Skip* sk, int32_t P) noexcept nogil:
+    """Skip slot sk is a mirror in progress that follows flows of partition P."""
+    return sk.part >= 0 and sk.mirror and _leads_in(s, sk, P)
+
+
+cdef bint _led(Sim* s, int32_t P) noexcept nogil:
+    """Some mirror follows flows of partition P."""
+    cdef Accel* a = &s.acc
+    cdef int32_t i
+    if a.n_mirroring == 0 or P < 0:
+        return False
+    for i in range(a.n_skips):
+        if _mirror_of(s, &a.skips[i], P):
+            return True
+    return False
+
+
 cdef void _mirror_part(Sim* s, int32_t slot, int32_t why) noexcept nogil:
     """The mirror in ``slot`` parts from its leader now, in the leader's state with its
     own pipeline; ``why`` indexes Accel.mirror_parts_by (PARTED_BY in accel.pyx)."""
@@ -176,7 +193,7 @@ cdef void mirrors_end(Sim* s, int32_t P) noexcept nogil:
     if a.n_mirroring == 0 or P < 0:
         return
     for i in range(a.n_skips):
-        if a.skips[i].part >= 0 and a.skips[i].mirror and _leads_in(s, &a.skips[i], P):
+        if _mirror_of(s, &a.skips[i], P):
             _mirror_part(s, i, 2)
 
 
@@ -311,7 +328,7 @@ cdef void mirrors_end_but(Sim* s, int32_t P, int32_t fi) noexcept nogil:
     if a.n_mirroring == 0 or P < 0:
         return
     for i in range(a.n_skips):
-        if a.skips[i].part >= 0 and a.skips[i].mirror and _leads_in(s, &a.skips[i], P):
+        if _mirror_of(s, &a.skips[i], P):
             if _lead_index(&a.skips[i], fi) >= 0 and _all_led(s, &a.skips[i], P):
                 continue
             _mirror_part(s, i, s.acc.join_why)
@@ -716,7 +733,7 @@ cdef void mirrors_on_join(Sim* s, int32_t fi) noexcept nogil:
         return
     for i in range(a.n_skips):
         sk = &a.skips[i]
-        if sk.part < 0 or not sk.mirror or not _leads_in(s, sk, P):
+        if not _mirror_of(s, sk, P):
             continue
         if _lead_index(sk, fi) >= 0:
             if not _all_led(s, sk, P):

@@ -242,8 +242,8 @@ cdef void skip_try(Sim* s, int32_t P) noexcept nogil:
             return
     if a.onoff:                     # connections that may idle and resume inside the skip
         _onoff_mark(s, P)
-        for i in range(nf):
-            if ncm > 0 and a.cm[i] and not a.oo[i]:
+        for i in range(nf if ncm > 0 else 0):
+            if a.cm[i] and not a.oo[i]:
                 _reject(a, 14, P)   # a cycle member is carried only as an on/off member (cycle_unmarked)
                 return
     _lockstep_goodputs(s, P)

@@ -26,7 +26,7 @@ from wormhole._core.int_hops cimport int_hops_shift
 from wormhole._core.accel cimport (accel_setup, win_alloc, win_push, _goodput, _steady_goodput, _horizon, skip_bytes,
                                    _rate_between, _reject_flow, _same_moment_pending, _moment_open, skip_try,
                                    _data_alone, _lockstep_goodputs, onoff_acked, onoff_delivered, onoff_note_time, onoff_resume,
-                                   onoff_bound, cycle_goodput, own_cycle, cycle_idle, _first_run_rate, _shift_window,
+                                   onoff_bound, cycle_goodput, own_cycle, cycle_idle, _first_run_rate, _shift_window, _gp_reserve,
                                    mirror_take_post, mirror_lead_post, mirror_check_why)
 
 
@@ -428,20 +428,13 @@ cdef int _toy_partition(Sim* s, int32_t n) except -1:
     a.part_flows = <int32_t**>calloc(1, sizeof(int32_t*))
     a.part_nf = <int32_t*>calloc(1, sizeof(int32_t))
     a.part_cap = <int32_t*>calloc(1, sizeof(int32_t))
-    a.gp = <double*>calloc(n + 1, sizeof(double))
-    a.oo = <uint8_t*>calloc(n + 1, sizeof(uint8_t))      # the rest of skip_try's scratch (gp_cap)
-    a.cm = <uint8_t*>calloc(n + 1, sizeof(uint8_t))
-    a.cg = <double*>calloc(n + 1, sizeof(double))
-    a.lim = <int64_t*>calloc(n + 1, sizeof(int64_t))
-    if (a.part_flows == NULL or a.part_nf == NULL or a.part_cap == NULL or a.gp == NULL or a.oo == NULL
-            or a.cm == NULL or a.cg == NULL or a.lim == NULL):
+    if a.part_flows == NULL or a.part_nf == NULL or a.part_cap == NULL or _gp_reserve(s, n) != 0:
         raise MemoryError()
     a.part_flows[0] = <int32_t*>calloc(n + 1, sizeof(int32_t))
     if a.part_flows[0] == NULL:
         raise MemoryError()
     a.part_nf[0] = n
     a.part_cap[0] = n + 1
-    a.gp_cap = n + 1
     for i in range(n):
         a.part_flows[0][i] = i
         a.part_of[i] = 0
