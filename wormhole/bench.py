@@ -358,7 +358,28 @@ def _print_report(rep):
                          rep["skips"], rep["skip_backs"], rep["steady_periods"], rep["partition_merges"],
                          rep["partition_splits"], rep["memo_hits"], rep["memo_misses"], rep["memo_entries"],
                          rep["memo_mirrors"], rep["memo_mirrors_done"]))
+        lines += accounting_lines(rep)
     print("\n".join(lines))
+
+
+def _counts(d, top=None):
+    items = sorted(d.items(), key=lambda kv: (-kv[1], kv[0]))
+    more = len(items) - top if top is not None and len(items) > top else 0
+    text = ", ".join("%s %d" % kv for kv in (items[:top] if top is not None else items)) or "none"
+    return text + (", %d more" % more if more else "")
+
+
+def accounting_lines(rep):
+    """The accelerated run's accounting in the text report: where its skipped events came from, what
+    refused the partitions it did not skip (the three tests that refused most), and what ended skips
+    early or parted mirrors."""
+    by = rep.get("events_skipped_by") or {}
+    total = sum(by.values())
+    return ["            skipped by %s" % (", ".join("%s %.1f%%" % (k, 100.0 * v / total) for k, v in
+                                                   sorted(by.items(), key=lambda kv: -kv[1])) if total else "nothing"),
+            "            refused by %s; skip-backs by %s; mirrors parted by %s" % (
+                _counts(rep.get("skip_rejects") or {}, 3), _counts(rep.get("skip_backs_by") or {}),
+                _counts(rep.get("mirror_parts_by") or {}))]
 
 
 def main(argv=None):

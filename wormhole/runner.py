@@ -346,6 +346,10 @@ def run_workload(args, keep=None):
                 "time_skipped_ps": st.get("time_skipped_ps", 0),
                 "packets": st["data_packets"] + st["ctrl_packets"], "pfc_pauses": st["pfc_pauses"],
                 "drops": st["drops"]})
+    # why an accelerated run skipped what it did: skipped events by source, the partitions refused by
+    # the test that blocked them, skips ended early and mirrors parted, by cause (nonzero counts only)
+    for k in ("events_skipped_by", "skip_rejects", "skip_backs_by", "mirror_parts_by"):
+        rep[k] = {name: v for name, v in (st.get(k) or {}).items() if v}
     return rep
 
 
