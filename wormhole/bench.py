@@ -39,7 +39,7 @@ import sys
 import time
 
 import wormhole as wh
-from .runner import WORKLOADS, backend_label, check_bench_outputs, run_workload, workload_parser
+from .runner import WORKLOADS, backend_label, check_bench_outputs, count_text, run_workload, workload_parser
 
 
 def incast(cc="none", **over):
@@ -362,24 +362,17 @@ def _print_report(rep):
     print("\n".join(lines))
 
 
-def _counts(d, top=None):
-    items = sorted(d.items(), key=lambda kv: (-kv[1], kv[0]))
-    more = len(items) - top if top is not None and len(items) > top else 0
-    text = ", ".join("%s %d" % kv for kv in (items[:top] if top is not None else items)) or "none"
-    return text + (", %d more" % more if more else "")
-
-
 def accounting_lines(rep):
     """The accelerated run's accounting in the text report: where its skipped events came from, what
     refused the partitions it did not skip (the three tests that refused most), and what ended skips
     early or parted mirrors."""
-    by = rep.get("events_skipped_by") or {}
+    by = rep["events_skipped_by"]
     total = sum(by.values())
     return ["            skipped by %s" % (", ".join("%s %.1f%%" % (k, 100.0 * v / total) for k, v in
                                                    sorted(by.items(), key=lambda kv: -kv[1])) if total else "nothing"),
             "            refused by %s; skip-backs by %s; mirrors parted by %s" % (
-                _counts(rep.get("skip_rejects") or {}, 3), _counts(rep.get("skip_backs_by") or {}),
-                _counts(rep.get("mirror_parts_by") or {}))]
+                count_text(rep["skip_rejects"], 3), count_text(rep["skip_backs_by"]),
+                count_text(rep["mirror_parts_by"]))]
 
 
 def main(argv=None):

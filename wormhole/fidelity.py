@@ -17,7 +17,7 @@ from .config import Config
 from .flows import read_flows
 from .network import Network
 from .outputs import check_file, check_folder, figure_bytes, write_atomic
-from .runner import run_workload, workload_parser
+from .runner import accel_counts, count_text, run_workload, workload_parser
 from .topology import read_topology
 
 LABELS = {"accelerated": "accelerated packet", "flow": "flow backend"}
@@ -127,13 +127,13 @@ def accounting(sf, sa):
     counts of what blocked a skip and what ended skips early."""
     total = sa["events"] + sa["events_skipped"]
     by = dict(sa.get("events_skipped_by") or {})
+    why = accel_counts(sa)
     skipped = max(1, sa["events_skipped"])
     return {"events_accounted": total,
             "accounted_vs_full_pct": 100 * (total - sf["events"]) / max(1, sf["events"]),
             "skipped_by": by,
             "skipped_share_pct": {k: 100 * v / skipped for k, v in by.items()},
-            "skip_rejects": {k: v for k, v in (sa.get("skip_rejects") or {}).items() if v},
-            "skip_backs_by": {k: v for k, v in (sa.get("skip_backs_by") or {}).items() if v},
+            "skip_rejects": why["skip_rejects"], "skip_backs_by": why["skip_backs_by"],
             "reject_mean_flows": sa.get("reject_mean_flows"), "skip_mean_flows": sa.get("skip_mean_flows"),
             "reject_steady_share": sa.get("reject_steady_share"), "reject_one_short": sa.get("reject_one_short"),
             "memo": {k[5:]: sa[k] for k in MEMO_COUNTS if k in sa},
@@ -230,10 +230,8 @@ def format_report(summary):
             summary["events_full"], summary["accounted_vs_full_pct"]))
         sh = summary.get("skipped_share_pct") or {}
         lines.append("skipped from             " + ", ".join("%s %.2f%%" % (k, v) for k, v in sh.items()))
-        lines.append("skips blocked by         " + (", ".join("%s %d" % kv for kv in sorted(
-            summary.get("skip_rejects", {}).items(), key=lambda kv: -kv[1])) or "nothing"))
-        lines.append("skip-backs by            " + (", ".join("%s %d" % kv for kv in summary.get(
-            "skip_backs_by", {}).items()) or "none"))
+        lines.append("skips blocked by         " + count_text(summary.get("skip_rejects", {}), empty="nothing"))
+        lines.append("skip-backs by            " + count_text(summary.get("skip_backs_by", {})))
         if summary.get("memo"):
             lines.append("memo lookups             " + ", ".join("%s %d" % kv for kv in summary["memo"].items()))
         if summary.get("onoff"):

@@ -346,11 +346,26 @@ def run_workload(args, keep=None):
                 "time_skipped_ps": st.get("time_skipped_ps", 0),
                 "packets": st["data_packets"] + st["ctrl_packets"], "pfc_pauses": st["pfc_pauses"],
                 "drops": st["drops"]})
-    # why an accelerated run skipped what it did: skipped events by source, the partitions refused by
-    # the test that blocked them, skips ended early and mirrors parted, by cause (nonzero counts only)
-    for k in ("events_skipped_by", "skip_rejects", "skip_backs_by", "mirror_parts_by"):
-        rep[k] = {name: v for name, v in (st.get(k) or {}).items() if v}
+    rep.update(accel_counts(st))
     return rep
+
+
+ACCEL_COUNTS = ("events_skipped_by", "skip_rejects", "skip_backs_by", "mirror_parts_by")
+
+
+def accel_counts(st):
+    """Why an accelerated run skipped what it did, from its Network.stats: skipped events by source, the
+    partitions refused by the test that blocked them, skips ended early and mirrors parted, by cause
+    (nonzero counts only; empty for a full run)."""
+    return {k: {name: v for name, v in (st.get(k) or {}).items() if v} for k in ACCEL_COUNTS}
+
+
+def count_text(d, top=None, empty="none"):
+    """'name count, ...' of a dict of counts, largest first (the first ``top``, then how many more)."""
+    items = sorted(d.items(), key=lambda kv: (-kv[1], kv[0]))
+    more = len(items) - top if top is not None and len(items) > top else 0
+    text = ", ".join("%s %d" % kv for kv in (items[:top] if top is not None else items)) or empty
+    return text + (", %d more" % more if more else "")
 
 
 def nvlink_gbps(args):

@@ -242,10 +242,11 @@ cdef void skip_try(Sim* s, int32_t P) noexcept nogil:
             return
     if a.onoff:                     # connections that may idle and resume inside the skip
         _onoff_mark(s, P)
-        for i in range(nf if ncm > 0 else 0):
-            if a.cm[i] and not a.oo[i]:
-                _reject(a, 14, P)   # a cycle member is carried only as an on/off member (cycle_unmarked)
-                return
+        if ncm > 0:
+            for i in range(nf):
+                if a.cm[i] and not a.oo[i]:
+                    _reject(a, 14, P)   # a cycle member is carried only as an on/off member (cycle_unmarked)
+                    return
     _lockstep_goodputs(s, P)
     best = _horizon(s, P, a.onoff)
     if best < 0:
