@@ -177,7 +177,7 @@ ctypedef struct Port:
     int32_t wire_head   # packets on the link whose arrival is not in the heap yet, in arrival order
     int32_t wire_tail   # (linked by Packet.next): each enters the heap when the one ahead arrives
     int32_t wire_heap   # this port's arrivals in the heap (at most one unless a fast-forward flushed
-                        # the wire)
+                        # the wire or the calendar is on: then every arrival is pushed when sent, kernel.pyx)
     int32_t* qps        # host: queue pairs attached to this NIC, in arrival order
     int32_t nqps        # host: number of entries in qps
     int32_t cap_qps     # host: capacity of qps
@@ -615,6 +615,8 @@ ctypedef struct Calendar:
     int64_t* ts     # per slot: its last event's ts (KEY_LOCAL, KEY_RANK: a logical process's calendar)
     Event* ev       # event pool of the calendar
     int32_t* next   # per pool entry: next in its bucket, or in the free list
+    int32_t* prev   # per pool entry: previous in its bucket (-1: the head), so that an event whose key was
+                    # taken earlier (a lazy transmission end or wake-up) is placed by a walk from the tail
     int32_t free    # first free pool entry (-1: none)
     int32_t cap     # pool capacity
     int64_t n       # events in the calendar

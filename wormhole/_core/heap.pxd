@@ -31,9 +31,11 @@ logical process of a partitioned run under either of its keys).  Almost every
 event a packet makes is due within a few microseconds, so a heap of 10^4 of them
 pays ~14 levels per pop.  In front of the heap sits a ring of nanosecond
 buckets, ``cal.w`` of them from the window start ``cal.k``: an event due inside
-the window goes to its bucket (kept sorted by the heap's order, key_before; an
-event pushed now nearly always has the largest key of its bucket, so it is
-appended), anything later or earlier to the heap.  A pop takes the earlier of
+the window goes to its bucket (a list kept sorted by the heap's order,
+key_before; an event pushed now nearly always has the largest key of its bucket,
+so it is appended, and one pushed under a key taken earlier, a lazy transmission
+end or wake-up, is placed by a walk back from the tail), anything later or
+earlier to the heap.  A pop takes the earlier of
 the first non-empty bucket's head (found by the bucket bitmap) and the heap's
 top, and moves the window start to the popped event's bucket: every pending
 event is at or after it.  The order is the same total order as the heap's, so
@@ -194,6 +196,7 @@ cdef inline int cal_setup(Sim* s, int64_t w) noexcept nogil:
     s.cal.cap = 0
     s.cal.ev = NULL
     s.cal.next = NULL
+    s.cal.prev = NULL
     s.cal.on = 1
     return 0
 
@@ -201,6 +204,8 @@ cdef inline int cal_setup(Sim* s, int64_t w) noexcept nogil:
 cdef inline void cal_release(Sim* s) noexcept nogil:
     """Free the calendar's arrays (it must be empty or its events dropped)."""
     free(s.cal.head); free(s.cal.tail); free(s.cal.bits); free(s.cal.ev); free(s.cal.next)
+    free(s.cal.prev)
+    s.cal.prev = NULL
     free(s.cal.tt); free(s.cal.tq); free(s.cal.ts)
     s.cal.tt = NULL
     s.cal.tq = NULL
@@ -239,6 +244,11 @@ cdef inline int _cal_grow(Sim* s) noexcept nogil:
     if nx == NULL:
         return -1
     s.cal.next = nx
+    nx = <int32_t*>realloc(s.cal.prev, cap * sizeof(int32_t))
+    if nx == NULL:
+        return -1
+    s.cal.prev = nx
+    nx = s.cal.next
     for i in range(s.cal.cap, cap - 1):
         nx[i] = i + 1
     nx[cap - 1] = s.cal.free
@@ -269,8 +279,10 @@ cdef inline bint _cal_appends(Sim* s, int32_t slot, Event* e) noexcept nogil:
 cdef inline int _cal_insert(Sim* s, int64_t k, Event* e) noexcept nogil:
     """Put event e, due in absolute bucket k of the window, in its bucket at its
     place by the heap's order: after the tail if it is not earlier (nearly always),
-    else by a walk from the head."""
-    cdef int32_t idx, slot, cur, prev
+    else by a walk back from the tail (an event whose key was taken earlier, a lazy
+    transmission end or wake-up, belongs near it: a bucket holds events of the same
+    picosecond in the order of their keys)."""
+    cdef int32_t idx, slot, cur, nxt
     if s.cal.free < 0 and _cal_grow(s) != 0:
         return -1
     idx = s.cal.free
@@ -281,30 +293,35 @@ cdef inline int _cal_insert(Sim* s, int64_t k, Event* e) noexcept nogil:
         s.cal.head[slot] = idx
         s.cal.tail[slot] = idx
         s.cal.next[idx] = -1
+        s.cal.prev[idx] = -1
         s.cal.bits[slot >> 6] |= (<uint64_t>1) << (slot & 63)
         s.cal.tt[slot] = e.t
         s.cal.tq[slot] = e.seq
         if s.key_mode != KEY_INSERTION:
             s.cal.ts[slot] = e.ts
     elif _cal_appends(s, slot, e):
-        s.cal.next[s.cal.tail[slot]] = idx
+        cur = s.cal.tail[slot]
+        s.cal.next[cur] = idx
+        s.cal.prev[idx] = cur
         s.cal.next[idx] = -1
         s.cal.tail[slot] = idx
         s.cal.tt[slot] = e.t
         s.cal.tq[slot] = e.seq
         if s.key_mode != KEY_INSERTION:
             s.cal.ts[slot] = e.ts
-    else:
-        prev = -1
-        cur = s.cal.head[slot]
-        while cur >= 0 and not _ev_before(s, e, &s.cal.ev[cur]):
-            prev = cur
-            cur = s.cal.next[cur]
-        s.cal.next[idx] = cur
-        if prev < 0:
+    else:                               # before the tail: after the last event it does not precede
+        nxt = s.cal.tail[slot]
+        cur = s.cal.prev[nxt]
+        while cur >= 0 and _ev_before(s, e, &s.cal.ev[cur]):
+            nxt = cur
+            cur = s.cal.prev[cur]
+        s.cal.next[idx] = nxt
+        s.cal.prev[nxt] = idx
+        s.cal.prev[idx] = cur
+        if cur < 0:
             s.cal.head[slot] = idx
         else:
-            s.cal.next[prev] = idx
+            s.cal.next[cur] = idx
     s.cal.n += 1
     return 0
 
@@ -343,6 +360,8 @@ cdef inline Event _cal_take(Sim* s, int32_t c) noexcept nogil:
     if s.cal.head[slot] < 0:
         s.cal.tail[slot] = -1
         s.cal.bits[slot >> 6] &= ~((<uint64_t>1) << (slot & 63))
+    else:
+        s.cal.prev[s.cal.head[slot]] = -1
     s.cal.next[c] = s.cal.free
     s.cal.free = c
     s.cal.n -= 1

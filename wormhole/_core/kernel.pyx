@@ -211,21 +211,27 @@ cdef inline void start_tx(Sim* s, int32_t port, int32_t pk) noexcept nogil:
             s.fail = 1
     if s.port_cut != NULL and s.port_cut[port]:
         lp_send(s, port, pk, s.now + tx + pt.delay_ps)      # another logical process receives it
-    elif pt.wire_heap == 0:
+    elif pt.wire_heap == 0 or s.cal.on:   # (the calendar takes every arrival: above)
         if heap_push(s, s.now + tx + pt.delay_ps, EV_ARRIVE, pt.peer, pk) != 0:
             s.fail = 1
-        pt.wire_heap = 1
+        pt.wire_heap += 1
     else:
         wire_append(s, pt, pk, s.now + tx + pt.delay_ps)
 
 
 # A link delivers in the order it sends (an arrival is the send time plus the tx time
-# plus a fixed delay, and a port sends one packet at a time), so the heap holds one
+# plus a fixed delay, and a port sends one packet at a time).  With the calendar on
+# (heap.pxd) every arrival is pushed when its packet is sent: it lands at the tail of
+# its nanosecond's bucket, its key being the newest.  Without it the heap holds one
 # arrival per port: the packets behind it wait on the port's wire with the arrival time
 # and the sequence number their event would have had, and each enters the heap under
-# that number when the one ahead arrives.  The heap then orders every arrival exactly
-# as if all were pushed when sent, with a pending set of about one event per busy link
-# instead of one per packet in flight.
+# that number when the one ahead arrives, so the heap orders every arrival exactly as
+# if all were pushed when sent, with a pending set of about one event per busy link
+# instead of one per packet in flight.  The wire is not used with the calendar: an
+# arrival entering late under an old number belongs before the newer events of its
+# picosecond, and in a fabric of equal links many arrivals share one (measured on the
+# reference's paper benchmark: 52.7 M of 87 M calendar inserts walked a bucket of about
+# 8 events, against 5.1 M with arrivals pushed when sent; 27% less wall-clock).
 
 cdef inline void wire_append(Sim* s, Port* pt, int32_t pk, int64_t t) noexcept nogil:
     cdef Packet* pkt = &s.pkts[pk]
