@@ -79,3 +79,31 @@ def test_memo_accounting_starts_at_zero():
     assert set(acc) >= {"memo_hits", "memo_misses", "memo_miss_new_key", "memo_miss_unconverged_key",
                         "memo_refused", "memo_pending_lost", "memo_stored", "memo_pending"}
     assert all(v == 0 for v in acc.values())
+
+
+def test_a_partition_whose_state_class_is_new_is_not_canonicalised(monkeypatch):
+    """A key is computed only where one could match (Memo._formed): one round of the two
+    1 MB flows forms two partitions, each from a state no earlier formation had, and
+    neither converges, so no conflict graph is canonicalised; the accounting is that of
+    computed keys (two new keys).  Four rounds canonicalise as many graphs as lookups
+    of a class seen before need: each later round's two, and once each the first
+    round's, so 'seen before' stays exact (test_flows_that_never_converge...)."""
+    import wormhole.accel.memo as memo
+    calls = []
+    real = memo.canonical_key
+    monkeypatch.setattr(memo, "canonical_key", lambda *a: calls.append(1) or real(*a))
+    st = rounds_of(1_000_000, 1, accelerate=True).stats
+    assert len(calls) == 0
+    assert st["memo_misses"] == 2 and st["memo_miss_new_key"] == 2 and st["memo_stored"] == 0
+    calls.clear()
+    st = rounds_of(1_000_000, 4, accelerate=True).stats
+    assert len(calls) == 2 * 3 + 2
+    assert st["memo_miss_new_key"] == 2 and st["memo_miss_unconverged_key"] == 6
+
+
+def test_a_key_computed_when_stored_is_the_key_a_lookup_computes():
+    """The pair of the first round is stored under a key computed only when it converged
+    (from the start states taken when it formed); each later round computes its key at
+    formation and finds that entry."""
+    st = rounds_of(20_000_000, 3, accelerate=True).stats
+    assert st["memo_stored"] == 1 and st["memo_hits"] == 2

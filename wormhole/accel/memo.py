@@ -15,7 +15,13 @@ end rate and congestion-control state, in canonical vertex order. On a hit the
 stored convergence is applied through the canonical relabelling (the kernel
 fast-forwards the partition by the stored duration and sets the stored state),
 and the partition then fast-forwards at the steady goodputs measured when the
-entry was stored. A connection that gets data again after an idle spell adds a
+entry was stored.  The graph is canonicalised only when a key could match: equal
+keys have equal state classes (``state_class``: the multiset of the flows' exact
+start states, which their colours hold), so a partition whose class no entry has,
+no earlier formation had and no twin forming at the same moment has is a miss with
+a key never seen, and its key is computed only if it converges and is stored (on a
+contended fat-tree nearly every formation starts from a state of its own, and
+canonicalising them cost 8% of the run). A connection that gets data again after an idle spell adds a
 sending flow to its partition, which is looked up as a newly formed one.
 Partitions that form at the same moment as a pending miss with the same key
 and the same state mirror it (Memo._mirror).
@@ -29,9 +35,10 @@ import pynauty
 
 from ..errors import WormholeError
 
-MEMO_VERSION = 6       # 3: the graph of the sending flows only, entries hold steady goodputs; 4: RTT colour;
+MEMO_VERSION = 7       # 3: the graph of the sending flows only, entries hold steady goodputs; 4: RTT colour;
 #                       5: every dynamics parameter, the fabric-wide window / RTT and the path's links in the key;
-#                       6: each flow's exact congestion-control state vector in its colour (start_state)
+#                       6: each flow's exact congestion-control state vector in its colour (start_state);
+#                       7: each entry's state class (state_class) beside its key
 MAX_FLOWS = 64          # larger partitions are not memoized (canonical labelling cost)
 
 
@@ -73,18 +80,32 @@ def start_state(net, f):
     return tuple(net.accelerator.cc_vector(f))
 
 
-def conflict_graph(net, flows):
+def state_class(states, extra=""):
+    """An invariant of a partition's key: the multiset of its sending flows' start
+    states (start_state, in any order) and the parameters key.  Each flow's colour
+    holds its start state exactly, so two partitions with equal keys have equal
+    classes; a class that differs proves the keys differ."""
+    h = hashlib.sha256()
+    h.update(extra.encode())
+    h.update(repr(sorted(states)).encode())
+    return h.hexdigest()
+
+
+def conflict_graph(net, flows, states=None):
     """(colours, weighted edges) of the flow conflict graph of ``flows``.  A
     flow's colour is its rate in 1/32 of its bottleneck, its exact congestion-control
-    state (start_state), the rate and delay of every link of its data and ACK paths,
+    state (start_state; ``states`` gives them as taken earlier, in the order of
+    ``flows``), the rate and delay of every link of its data and ACK paths,
     and (without global_t) its own window and base RTT."""
     fab = net.fabric
+    if states is None:
+        states = [start_state(net, f) for f in flows]
     ports = [set(net.flow_path(f)) | set(net.flow_path(f, reverse=True)) for f in flows]
     colours = []
-    for f in flows:
+    for f, state in zip(flows, states):
         path, rpath = net.flow_path(f), net.flow_path(f, reverse=True)
         bottleneck = min(int(fab.port_rate[p]) for p in path)
-        rate = net.accelerator.cc_vector(f)[0]
+        rate = state[0]
         q = int(round(32 * rate / bottleneck)) if bottleneck else 0     # rate in 1/32 of the bottleneck
         links = tuple((int(fab.port_rate[p]), int(fab.port_delay[p])) for p in path)
         rlinks = tuple((int(fab.port_rate[p]), int(fab.port_delay[p])) for p in rpath)
@@ -92,7 +113,7 @@ def conflict_graph(net, flows):
         if not net.config.global_t:
             r = net.flow(f)
             own = window_rtt(net, r.src, r.dst)
-        colours.append((q, links, rlinks, own, start_state(net, f)))
+        colours.append((q, links, rlinks, own, state))
     edges = {}
     for i in range(len(flows)):
         for j in range(i + 1, len(flows)):
@@ -139,7 +160,8 @@ class MemoDB:
             self.db = sqlite3.connect(path or ":memory:")
             self.db.execute("PRAGMA journal_mode=WAL" if path else "PRAGMA journal_mode=MEMORY")
             self.db.execute("CREATE TABLE IF NOT EXISTS meta (k TEXT PRIMARY KEY, v TEXT)")
-            self.db.execute("CREATE TABLE IF NOT EXISTS memo (key TEXT PRIMARY KEY, value TEXT)")
+            self.db.execute("CREATE TABLE IF NOT EXISTS memo (key TEXT PRIMARY KEY, cls TEXT, value TEXT)")
+            self.db.execute("CREATE INDEX IF NOT EXISTS memo_cls ON memo (cls)")
             row = self.db.execute("SELECT v FROM meta WHERE k = 'version'").fetchone()
             if row is None:
                 self.db.execute("INSERT INTO meta VALUES ('version', ?)", (str(MEMO_VERSION),))
@@ -154,8 +176,12 @@ class MemoDB:
         row = self.db.execute("SELECT value FROM memo WHERE key = ?", (key,)).fetchone()
         return None if row is None else json.loads(row[0])
 
-    def put(self, key, value):
-        self.db.execute("INSERT OR REPLACE INTO memo VALUES (?, ?)", (key, json.dumps(value)))
+    def has_class(self, cls):
+        """Some entry has state class ``cls`` (state_class)."""
+        return self.db.execute("SELECT 1 FROM memo WHERE cls = ? LIMIT 1", (cls,)).fetchone() is not None
+
+    def put(self, key, value, cls=None):
+        self.db.execute("INSERT OR REPLACE INTO memo VALUES (?, ?, ?)", (key, cls, json.dumps(value)))
         self.db.commit()
 
     def __len__(self):
@@ -173,8 +199,10 @@ class Memo:
         self.net = net
         self.db = MemoDB(path)
         self.extra = parameters_key(net)
-        self.pending = {}       # partition -> (version, key, canonical flows, t0, their snd_una)
-        self.forming = {}       # key -> partition of a pending miss that formed at forming_t
+        self.pending = {}       # partition -> [version, key, flows, t0, their snd_una, class, start states]:
+        #                         flows in canonical order, or while key is None (not computed) in the
+        #                         partition's order, with their start states (_keyed computes the key)
+        self.forming = {}       # state class -> [(partition, its pending entry)] of the misses formed at forming_t
         self.forming_t = -1
         self.hits = 0
         self.misses = 0
@@ -183,6 +211,8 @@ class Memo:
         # looked up before whose partitions all changed before converging (so nothing was stored),
         # an entry the kernel refused; and pending misses dropped because their partition changed first
         self.seen = set()
+        self.seen_cls = {}      # state class -> None once keyed, or (flows, states) of its only formation so far,
+        #                         whose key is computed when a second formation has that class (so seen is exact)
         self.miss_new_key = 0
         self.miss_unconverged_key = 0
         self.refused = 0
@@ -224,9 +254,23 @@ class Memo:
         idle = [f for f in flows if f not in busy]
         if not active:
             return None, [], idle
-        colours, edges = conflict_graph(self.net, active)
+        key, canon = self._key_of(active, [start_state(self.net, f) for f in active])
+        return key, canon, idle
+
+    def _key_of(self, active, states):
+        """(key, flows in canonical order) of sending flows with these start states."""
+        colours, edges = conflict_graph(self.net, active, states)
         key, order = canonical_key(colours, edges, self.extra)
-        return key, [active[v] for v in order], idle
+        return key, [active[v] for v in order]
+
+    def _keyed(self, p):
+        """Pending miss ``p`` (a Memo.pending entry) with its key computed (its flows and
+        their snd_una then in canonical order)."""
+        if p[1] is None:
+            key, canon = self._key_of(p[2], p[6])
+            una = dict(zip(p[2], p[4]))
+            p[1], p[2], p[4] = key, canon, [una[f] for f in canon]
+        return p
 
     def _formed(self, part, version, flows):
         """The graph is that of the partition's sending flows: an idle connection
@@ -234,9 +278,26 @@ class Memo:
         if it gets data during the replay, that ends the replay)."""
         k = self.net.accelerator
         self._drop_pending(part)            # the partition changed since that miss: it cannot be stored
-        key, canon, idle = self.key(flows)
-        if key is None:
+        active = [f for f in flows if sending(self.net, f)]
+        if not active:
             return
+        busy = set(active)
+        idle = [f for f in flows if f not in busy]
+        states = [start_state(self.net, f) for f in active]
+        cls = state_class(states, self.extra)
+        now = self.net.now
+        twin = self.forming_t == now and cls in self.forming
+        if cls not in self.seen_cls and not twin and not self.db.has_class(cls):
+            # no entry, no earlier formation and no twin has this class: a new key, left uncomputed
+            self.seen_cls[cls] = (active, states)
+            self.miss_new_key += 1
+            self._pend(part, [version, None, active, now, [k.snd_una(f) for f in active], cls, states])
+            return
+        first = self.seen_cls.get(cls)
+        if first is not None:               # the class's first formation: its key, so that seen is exact
+            self.seen.add(self._key_of(*first)[0])
+        self.seen_cls[cls] = None
+        key, canon = self._key_of(active, states)
         value = self.db.get(key)
         seen = key in self.seen
         self.seen.add(key)
@@ -253,17 +314,21 @@ class Memo:
             self.miss_unconverged_key += 1
         else:
             self.miss_new_key += 1
-        if self.net.config.memo_mirrors and self._mirror(part, key, canon, idle):
+        if self.net.config.memo_mirrors and twin and self._mirror(part, cls, key, canon, idle):
             return
+        self._pend(part, [version, key, canon, now, [k.snd_una(f) for f in canon], cls, states])
+
+    def _pend(self, part, entry):
+        """A miss: partition ``part`` is watched until it converges (then stored, _steady)."""
         self.misses += 1
-        self.pending[part] = (version, key, canon, self.net.now, [k.snd_una(f) for f in canon])
+        self.pending[part] = entry
         if self.forming_t != self.net.now:
             self.forming.clear()            # twins form at the same moment
             self.forming_t = self.net.now
-        self.forming[key] = part
-        k.watch_partition(part, version)
+        self.forming.setdefault(entry[5], []).append((part, entry))
+        self.net.accelerator.watch_partition(part, entry[0])
 
-    def _mirror(self, part, key, canon, idle):
+    def _mirror(self, part, cls, key, canon, idle):
         """A partition that forms at the same moment as a pending one (a miss
         being simulated), with the same key and its flows in exactly the same
         state (congestion control, data left, message ends), evolves as that twin
@@ -274,9 +339,12 @@ class Memo:
             # a full buffer drops: twins sharing a switch interact through its occupancy (one's drops
             # depend on the other's queue, and a loss-based TCP fills it), which a held twin would not
             return False
-        lead = self.forming.get(key) if self.forming_t == self.net.now else None
-        p = self.pending.get(lead)
-        if p is None or p[1] != key or k.partition_members(lead)[0] != p[0]:
+        lead = p = None
+        for q, e in reversed(self.forming.get(cls, []) if self.forming_t == self.net.now else []):
+            if self._keyed(e)[1] == key:    # the latest miss of this moment with this key
+                lead, p = q, e
+                break
+        if p is None or self.pending.get(lead) is not p or k.partition_members(lead)[0] != p[0]:
             return False
         lead_canon = p[2]
         for f, g in zip(canon, lead_canon):
@@ -291,7 +359,7 @@ class Memo:
         if p[0] != version:
             self.pending_lost += 1
             return
-        _, key, canon, t0, una0 = p
+        _, key, canon, t0, una0, cls, _ = self._keyed(p)
         k = self.net.accelerator
         dt = self.net.now - t0
         if dt <= 0:
@@ -299,6 +367,6 @@ class Memo:
         value = {"dt": dt, "bytes": [k.snd_una(f) - u for f, u in zip(canon, una0)],
                  "cc": [list(k.cc_vector(f)) for f in canon],
                  "goodput": [k.steady_goodput(f) for f in canon]}
-        self.db.put(key, value)
+        self.db.put(key, value, cls)
         self.stored += 1
         k.mirror_finish(part)
