@@ -29,6 +29,7 @@ and the same state mirror it (Memo._mirror).
 import hashlib
 import json
 import os
+import pickle
 import sqlite3
 
 import pynauty
@@ -84,10 +85,12 @@ def state_class(states, extra=""):
     """An invariant of a partition's key: the multiset of its sending flows' start
     states (start_state, in any order) and the parameters key.  Each flow's colour
     holds its start state exactly, so two partitions with equal keys have equal
-    classes; a class that differs proves the keys differ."""
+    classes; a class that differs proves the keys differ.  Each value is taken as a
+    float plus 0.0, so values equal as numbers (-0.0 and 0.0, 1 and 1.0) that the key's
+    colour sets hold as one give one class."""
     h = hashlib.sha256()
     h.update(extra.encode())
-    h.update(repr(sorted(states)).encode())
+    h.update(repr(sorted(tuple(float(x) + 0.0 for x in st) for st in states)).encode())
     return h.hexdigest()
 
 
@@ -211,8 +214,9 @@ class Memo:
         # looked up before whose partitions all changed before converging (so nothing was stored),
         # an entry the kernel refused; and pending misses dropped because their partition changed first
         self.seen = set()
-        self.seen_cls = {}      # state class -> None once keyed, or (flows, states) of its only formation so far,
-        #                         whose key is computed when a second formation has that class (so seen is exact)
+        self.seen_cls = {}      # state class -> None once keyed, or the pickled (flows, states) of its only formation
+        #                         so far, whose key is computed when a second formation has that class or the
+        #                         partition is stored (so seen is exact; pickled: ~40 bytes per flow)
         self.miss_new_key = 0
         self.miss_unconverged_key = 0
         self.refused = 0
@@ -289,14 +293,11 @@ class Memo:
         twin = self.forming_t == now and cls in self.forming
         if cls not in self.seen_cls and not twin and not self.db.has_class(cls):
             # no entry, no earlier formation and no twin has this class: a new key, left uncomputed
-            self.seen_cls[cls] = (active, states)
+            self.seen_cls[cls] = pickle.dumps((active, states), pickle.HIGHEST_PROTOCOL)
             self.miss_new_key += 1
             self._pend(part, [version, None, active, now, [k.snd_una(f) for f in active], cls, states])
             return
-        first = self.seen_cls.get(cls)
-        if first is not None:               # the class's first formation: its key, so that seen is exact
-            self.seen.add(self._key_of(*first)[0])
-        self.seen_cls[cls] = None
+        self._key_first(cls)
         key, canon = self._key_of(active, states)
         value = self.db.get(key)
         seen = key in self.seen
@@ -317,6 +318,13 @@ class Memo:
         if self.net.config.memo_mirrors and twin and self._mirror(part, cls, key, canon, idle):
             return
         self._pend(part, [version, key, canon, now, [k.snd_una(f) for f in canon], cls, states])
+
+    def _key_first(self, cls):
+        """The key of the class's only formation so far, if it was left uncomputed, goes to seen."""
+        first = self.seen_cls.get(cls)
+        if first is not None:
+            self.seen.add(self._key_of(*pickle.loads(first))[0])
+        self.seen_cls[cls] = None
 
     def _pend(self, part, entry):
         """A miss: partition ``part`` is watched until it converges (then stored, _steady)."""
@@ -360,6 +368,7 @@ class Memo:
             self.pending_lost += 1
             return
         _, key, canon, t0, una0, cls, _ = self._keyed(p)
+        self._key_first(cls)                # (the class now has an entry: each later formation of it is keyed)
         k = self.net.accelerator
         dt = self.net.now - t0
         if dt <= 0:
