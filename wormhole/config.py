@@ -327,8 +327,9 @@ PARAMS = (
        "quantum finer than 1 ns keeps the heap alone; net.stats['event_queue'] says which ran) or 'heap' (the binary heap alone): the same order, so the same results; "
        "only the cost differs", _event_queue, dynamics=False),
     _p("lps", "processes", 0, "with threads: logical processes to cut the fabric into (0: 1 for one thread, "
-       "else 2 per thread in the reference order, whose ranking merges every pair of processes, 8 per "
-       "thread with tie_order=local; at most one per switch group)", _int, None, 0, 1 << 20, dynamics=False),
+       "else 1 per thread in the reference order, whose ranking and cut packets grow with the count, 8 per "
+       "thread with tie_order=local; at most one per switch group; METIS splits the groups)", _int, None, 0,
+       1 << 20, dynamics=False),
     # --- the accelerator: all but the on/off switches change an accelerated run's trajectory, and so
     # the state in which convergences are stored: they are part of the memo key
     _p("accelerate", "bool", False, "fast-forward steady partitions (the Wormhole method)", _bool,

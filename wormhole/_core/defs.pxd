@@ -740,7 +740,7 @@ ctypedef struct Sim:
     int64_t cap_slot    # capacity of rank_val and of the round log
     int64_t slot0       # first slot of the round being run
     int64_t rank_base   # ranks of the round start here (every earlier round's are below)
-    int64_t* log_t      # per slot of the round: the event's time, for the ranking (parallel.pxi rank_pair)
+    int64_t* log_t      # per slot of the round: the event's time, for the ranking (parallel.pxi rank_slice)
     int64_t* log_pv     # and its scheduling event: its rank (>= 0), or -1 - its place in the round
     uint64_t* log_seq   # and its key's push counter
     uint8_t rank_log    # 1: rank_slot writes the round log (a logical process among several; one alone

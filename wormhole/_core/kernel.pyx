@@ -14,7 +14,7 @@ reference's order gives them.
 """
 from libc.stdlib cimport calloc, malloc, realloc, free
 from libc.string cimport memset, memcpy
-from libc.stdint cimport int64_t, uint64_t, int32_t, uint32_t, int16_t, uint8_t, INT64_MAX, INT32_MAX
+from libc.stdint cimport int64_t, uint64_t, int32_t, uint32_t, int16_t, uint8_t, INT64_MAX, INT64_MIN, INT32_MAX
 cimport numpy as cnp
 import numpy as np
 
@@ -1539,7 +1539,9 @@ cdef class Kernel:
     @property
     def parallel_stats(self):
         """{'lps', 'threads', 'lookahead_ps', 'round_ps', 'rounds', 'cut_packets', 'tie_key', 'deferred_draws',
-        'ties_across'} of a partitioned kernel, else None."""
+        'ties_across', 'merge_seconds', 'wait_seconds' (per thread, the seconds it waited at each of a round's
+        barriers: after the processes' events, the ranks, the draws, the imports), 'lp_of_port'} of a
+        partitioned kernel, else None."""
         cdef Par* P = <Par*>self.s.par
         if P == NULL:
             return None
@@ -1547,6 +1549,7 @@ cdef class Kernel:
                 "rounds": P.rounds, "cut_packets": P.xfers,
                 "tie_key": "rank" if self.s.key_mode == KEY_RANK else "local",
                 "deferred_draws": P.deferred, "ties_across": P.ties_across, "merge_seconds": P.merge_s,
+                "wait_seconds": [[P.wait_s[t * WAIT_SITES + w] for w in range(WAIT_SITES)] for t in range(P.threads)],
                 "lp_of_port": [P.lp_of_port[i] for i in range(self.s.n_ports)]}
 
     def set_tie_key(self, int mode):

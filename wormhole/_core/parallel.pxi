@@ -25,10 +25,11 @@
 # LP's events of the round.  That is enough within the round: an event meets in an LP's heap
 # only events scheduled by the same LP in the round (ordered by slot) or by anyone in an
 # earlier round (ranked, and below the base).  At the round's end every LP's events of the
-# round are ranked in the sequential order (rank_pair, the pairs of LPs in parallel: an event's
-# rank counts the events of every LP before it, found by merging each pair's lists), and each
-# slot's value becomes its rank; the values keep the order of the LP's own events, so its
-# heap stays ordered.  The arrivals sent over cut links then enter the
+# round are ranked in the sequential order (rank_slice: the round cut by time into slices,
+# taken by the threads as they come; a slice's events, from every LP, merged in that order,
+# an event's rank being the round's base, the events of every LP due before the slice and its
+# place in the slice), and each slot's value becomes its rank; the values keep the order of
+# the LP's own events, so its heap stays ordered.  The arrivals sent over cut links then enter the
 # receiving LPs with their scheduling event's rank: they meet the receiver's events as in
 # the sequential run.  Random draws of the one stream (ECN marks, the reference's PFC
 # frame ids) are deferred to the round's end and taken in rank order (draws.pxd); a round
@@ -79,8 +80,6 @@ ctypedef struct Lp:
     int32_t done0       # KEY_RANK: completions and PFC records before the round (the round's are ranked
     int64_t pfc0        # at its end)
     int64_t head        # KEY_RANK, draws_resolve: its next draw
-    int32_t* cnt        # KEY_RANK, rank_pair: per event of its round and LP j, j's events of the round before it
-    int64_t cap_cnt     # capacity of cnt (lp_round makes room)
 
 ctypedef struct Par:
     # The parallel driver of a Kernel (Sim.par).
@@ -94,11 +93,11 @@ ctypedef struct Par:
     int64_t* heads      # per LP: its earliest event after the last import (INT64_MAX: none)
     uint8_t* fails      # per LP: its Sim.fail after the last import
     int64_t* claimed    # per LP: the last round a thread took it in (round r takes it from r - 1: wh_claim)
-    int64_t rtickets[3] # round r's pairs of LPs ranked (KEY_RANK, rank_pair) are handed out by
+    int64_t rtickets[3] # round r's time slices ranked (KEY_RANK, rank_slice) are handed out by
                         # rtickets[r % 3] (reset two rounds ahead)
-    int32_t n_pairs     # KEY_RANK: pairs of LPs (i < j)
-    int32_t* pairs      # per pair: i, j
-    int64_t* pair_ties  # per pair (i * n_lp + j): rank_pair's comparisons of events due at the same picosecond
+    int32_t n_slices    # KEY_RANK: time slices a round's ranking is cut into (1 on one thread)
+    int32_t tree_k      # KEY_RANK: leaves of rank_slice's loser tree (the least power of two >= n_lp)
+    int64_t* slice_ties # per slice: rank_slice's comparisons of two LPs' events due at the same picosecond
     int64_t rounds      # rounds run
     int64_t xfers       # packets that crossed a cut link
     int64_t round_len   # ps: one round's length (the lookahead; KEY_RANK deferring draws: at most the
@@ -106,8 +105,9 @@ ctypedef struct Par:
     Sim* m              # the Kernel's Sim (its random streams take the deferred draws)
     int64_t base        # KEY_RANK: ranks given so far (the next round's start here)
     int64_t deferred    # draws deferred to rounds' ends
-    int64_t ties_across # rank_pair's comparisons of two LPs' events due at the same picosecond
+    int64_t ties_across # rank_slice's comparisons of two LPs' events due at the same picosecond
     double merge_s      # wall-clock seconds of thread 0 from a round's end to the imports (ranks, draws)
+    double* wait_s      # per thread and barrier of a round (WAIT_SITES each): seconds spent waiting there
     uint8_t calendar    # 1: each LP has a calendar in front of its heap (heap.pxd; where the sequential run has)
 
 
@@ -228,7 +228,7 @@ cdef int lp_enter(Sim* m, Par* P, Lp* L) noexcept nogil:
     s.log_t = own.log_t
     s.log_pv = own.log_pv
     s.log_seq = own.log_seq
-    s.rank_log = L.n_lp > 1             # (rank_pair reads the log only to merge two LPs)
+    s.rank_log = L.n_lp > 1             # (rank_slice reads the log only to merge LPs)
     s.draws = own.draws
     s.n_draws = 0
     s.cap_draws = own.cap_draws
@@ -317,8 +317,6 @@ cdef void lp_round(Lp* L, int64_t end, int64_t base) noexcept nogil:
     L.done0 = s.n_done
     L.pfc0 = s.pfc_n
     run_loop(s, end, &user)
-    if s.key_mode == KEY_RANK and L.n_lp > 1 and _cnt_room(L, (s.n_slot - s.slot0) * L.n_lp) != 0:
-        s.fail = 1
     for j in range(L.n_lp):
         for k in range(L.n_out[j]):
             pkt_free(s, L.out[j][k].pk)
@@ -369,6 +367,9 @@ cdef inline int64_t _lp_head(Sim* s) noexcept nogil:
 
 
 cdef enum:
+    WAIT_SITES = 4              # a round's barriers: after the LPs' events, the ranks, the draws, the imports
+    SLICES_PER_THREAD = 4       # a round's ranking is cut into this many time slices per thread (taken as they
+                                # come, so a thread that finished its LPs early takes more)
     COMPACT_SLOTS = 1 << 14     # an LP's slots are compacted away (rank_compact) past this many and four
                                 # per key it holds: a compaction costs at most a quarter key per slot (1.8% of
                                 # a 1-thread paper benchmark, 5% at 16 K fixed), and rank_val, written once per
@@ -376,80 +377,123 @@ cdef enum:
                                 # faster on this noisy host)
 
 
-cdef inline bint _precedes(Sim* y, int64_t f, Sim* x, int64_t e, int32_t* cnt, int32_t n, int32_t j,
-                           int64_t* ties) noexcept nogil:
-    """rank_pair: event slot f of LP j (Sim y) came before event slot e of LP i (Sim x) in the
-    sequential order, both processed in this round.  By time, then by the events that
-    scheduled them: ranked ones (an earlier round, Python) by rank and then by push
-    counter; one of this round comes after every ranked one; two of this round, one in
-    each LP, as LP i's counts against LP j (cnt, a row per event of LP i's round) place them."""
+ctypedef struct RankRun:
+    # rank_slice's view of one LP's round: its logs from the round's first slot (scratch)
+    int64_t* t          # log_t
+    int64_t* pv         # log_pv
+    uint64_t* seq       # log_seq
+    int64_t* rv         # rank_val
+    int64_t cur         # its next event of the slice (its place in the round)
+    int64_t stop        # its first event after the slice
+    int64_t ht          # the time of its next event (INT64_MAX: none left in the slice)
+
+
+cdef inline bint _prec_tied(RankRun* y, int64_t f, RankRun* x, int64_t e) noexcept nogil:
+    """rank_slice: event f of LP y's round (its place in the round) came before event e of
+    another LP x's round, both due at the same picosecond, in the sequential order: by
+    the events that scheduled them: ranked ones (an earlier round) by rank and then by
+    push counter; one of this round comes after every ranked one; two of this round
+    (each in its child's LP: only arrivals cross LPs, and they cross to a later round)
+    by time, then as those two came, the same question one step back (it ends: each
+    step goes to earlier events)."""
     cdef int64_t vf, ve
-    if y.log_t[f] != x.log_t[e]:
-        return y.log_t[f] < x.log_t[e]
-    ties[0] += 1
-    vf = y.log_pv[f]
-    ve = x.log_pv[e]
-    if vf >= 0 and ve >= 0:
-        if vf != ve:
-            return vf < ve
-        return y.log_seq[f] < x.log_seq[e]
-    if (vf < 0) != (ve < 0):
-        return ve < 0                   # the one scheduled by an event of this round comes second
-    return -1 - vf < cnt[(-1 - ve) * n + j]
+    while True:
+        vf = y.pv[f]
+        ve = x.pv[e]
+        if (vf | ve) >= 0:
+            if vf != ve:
+                return vf < ve
+            return y.seq[f] < x.seq[e]
+        if (vf < 0) != (ve < 0):
+            return ve < 0               # the one scheduled by an event of this round comes second
+        f = -1 - vf
+        e = -1 - ve
+        if y.t[f] != x.t[e]:
+            return y.t[f] < x.t[e]
 
 
-cdef int _cnt_room(Lp* L, int64_t need) noexcept nogil:
-    cdef int32_t* c
-    if need > L.cap_cnt:
-        c = <int32_t*>realloc(L.cnt, need * 2 * sizeof(int32_t))
-        if c == NULL:
-            return -1
-        L.cnt = c
-        L.cap_cnt = need * 2
-    return 0
-
-
-cdef void rank_pair(Par* P, int32_t i, int32_t j) noexcept nogil:
-    """KEY_RANK, at a round's end: LPs i < j's events of the round merged into the sequential
-    order, counting for each of i's events the j events before it, and the other way round
-    (where two are due at the same picosecond, their scheduling events decide; two
-    scheduled in this round were placed earlier in the same merge).  Writes only the two
-    LPs' count columns of this pair, so the pairs run in parallel."""
-    cdef Sim* x = P.lps[i].s
-    cdef Sim* y = P.lps[j].s
-    cdef int32_t* cx = P.lps[i].cnt
-    cdef int32_t* cy = P.lps[j].cnt
-    cdef int32_t n = P.n_lp
-    cdef int64_t ni = x.n_slot - x.slot0, nj = y.n_slot - y.slot0, p = 0, q = 0, ties = 0
-    while p < ni and q < nj:
-        if _precedes(y, y.slot0 + q, x, x.slot0 + p, cx, n, j, &ties):
-            cy[q * n + i] = <int32_t>p
-            q += 1
+cdef inline int64_t _first_at(int64_t* lt, int64_t n, int64_t t) noexcept nogil:
+    """The first of the n times lt (in increasing order: a round's events) at or after t."""
+    cdef int64_t lo = 0, hi = n, mid
+    while lo < hi:
+        mid = (lo + hi) >> 1
+        if lt[mid] < t:
+            lo = mid + 1
         else:
-            cx[p * n + j] = <int32_t>q
-            p += 1
-    while p < ni:
-        cx[p * n + j] = <int32_t>nj
-        p += 1
-    while q < nj:
-        cy[q * n + i] = <int32_t>ni
-        q += 1
-    P.pair_ties[i * n + j] = ties
+            hi = mid
+    return lo
 
 
-cdef void rank_sum(Par* P, int32_t i) noexcept nogil:
-    """KEY_RANK, after every pair: LP i's events of the round take their ranks, the round's
-    base plus the events of every LP before them."""
-    cdef Sim* x = P.lps[i].s
-    cdef int32_t* c = P.lps[i].cnt
-    cdef int32_t n = P.n_lp, j
-    cdef int64_t k, tot
-    for k in range(x.n_slot - x.slot0):
-        tot = k
-        for j in range(n):
-            if j != i:
-                tot += c[k * n + j]
-        x.rank_val[x.slot0 + k] = P.base + tot
+cdef inline bint _run_before(RankRun* run, int32_t a, int32_t b, int64_t* ties) noexcept nogil:
+    """rank_slice's loser tree: run a's next event comes before run b's (an exhausted run,
+    INT64_MAX, after any other; two exhausted ones by index)."""
+    if run[a].ht != run[b].ht:
+        return run[a].ht < run[b].ht
+    if run[a].ht == INT64_MAX:
+        return a < b
+    ties[0] += 1
+    return _prec_tied(&run[a], run[a].cur, &run[b], run[b].cur)
+
+
+cdef int32_t _tree_build(RankRun* run, int32_t* tree, int32_t node, int32_t K, int64_t* ties) noexcept nogil:
+    """The winner of the subtree at ``node`` (leaves K..2K-1 are the runs); each inner node
+    keeps the loser of its match."""
+    cdef int32_t a, b
+    if node >= K:
+        return node - K
+    a = _tree_build(run, tree, 2 * node, K, ties)
+    b = _tree_build(run, tree, 2 * node + 1, K, ties)
+    if _run_before(run, b, a, ties):
+        tree[node] = a
+        return b
+    tree[node] = b
+    return a
+
+
+cdef void rank_slice(Par* P, int64_t k, int64_t t_lo, int64_t t_hi, RankRun* run, int32_t* tree) noexcept nogil:
+    """KEY_RANK, at a round's end: the round's events due in [t_lo, t_hi), of every LP,
+    take their ranks: the round's base, plus the events of every LP due before t_lo, plus
+    their place in the slice's merge into the sequential order (each LP's events are in
+    it already; a loser tree over the LPs' next events, by time and, at the same
+    picosecond, as _prec_tied puts them: log2 of the LPs' count comparisons per event).
+    Slices write disjoint slots and read only the round's logs, so they run in parallel.
+    run, tree: scratch of P.tree_k (a power of two at least n_lp) each."""
+    cdef int32_t n = P.n_lp, K = P.tree_k, i, w, node, q
+    cdef int64_t r = P.base, ties = 0, m
+    cdef Sim* x
+    cdef RankRun* b
+    for i in range(K):
+        b = &run[i]
+        if i >= n:
+            b.cur = 0
+            b.stop = 0
+            b.ht = INT64_MAX
+            continue
+        x = P.lps[i].s
+        m = x.n_slot - x.slot0
+        b.t = x.log_t + x.slot0
+        b.pv = x.log_pv + x.slot0
+        b.seq = x.log_seq + x.slot0
+        b.rv = x.rank_val + x.slot0
+        b.cur = _first_at(b.t, m, t_lo)
+        b.stop = b.cur + _first_at(b.t + b.cur, m - b.cur, t_hi)
+        b.ht = b.t[b.cur] if b.cur < b.stop else INT64_MAX
+        r += b.cur
+    w = _tree_build(run, tree, 1, K, &ties) if K > 1 else 0
+    while run[w].ht != INT64_MAX:
+        b = &run[w]
+        b.rv[b.cur] = r
+        r += 1
+        b.cur += 1
+        b.ht = b.t[b.cur] if b.cur < b.stop else INT64_MAX
+        node = (w + K) >> 1
+        while node >= 1:                # the winner's path replayed against the losers kept there
+            q = tree[node]
+            if _run_before(run, q, w, &ties):
+                tree[node] = w
+                w = q
+            node >>= 1
+    P.slice_ties[k] = ties
 
 
 cdef void draws_resolve(Par* P) noexcept nogil:
@@ -560,6 +604,13 @@ cdef void par_fresh_rank(Sim* m, Par* P) noexcept nogil:
     P.base += 2
 
 
+cdef inline void _wait(Par* P, int32_t tid, int32_t site) noexcept nogil:
+    """A round's barrier, the time this thread waits there counted (Par.wait_s)."""
+    cdef double w = openmp.omp_get_wtime()
+    wh_omp_barrier()
+    P.wait_s[tid * WAIT_SITES + site] += openmp.omp_get_wtime() - w
+
+
 cdef void par_rounds(Par* P, int64_t until, int32_t tid, int32_t nt) noexcept nogil:
     """One thread's part of the rounds (every thread of the team runs it; nt = 1: alone).
     Between barriers every thread takes the same decisions from what the last import
@@ -570,15 +621,18 @@ cdef void par_rounds(Par* P, int64_t until, int32_t tid, int32_t nt) noexcept no
     cdef bint rank = P.m.key_mode == KEY_RANK
     cdef double w0 = 0.0
     cdef Sim* s
+    cdef int64_t width
     cdef int32_t* order = <int32_t*>malloc(n * sizeof(int32_t))
-    if order == NULL:                   # (only when no thread got one: each then stops at once)
+    cdef RankRun* scratch = <RankRun*>malloc(P.tree_k * sizeof(RankRun))       # rank_slice's
+    cdef int32_t* tree = <int32_t*>malloc(P.tree_k * sizeof(int32_t))
+    if order == NULL or scratch == NULL or tree == NULL:    # (only when no thread got them: each stops at once)
         P.fails[0] = 1
     for i in range(n):
         if order != NULL:
             order[i] = i
     while True:
         t0 = INT64_MAX
-        failed = order == NULL
+        failed = order == NULL or scratch == NULL or tree == NULL
         for i in range(n):
             if P.heads[i] < t0:
                 t0 = P.heads[i]
@@ -604,41 +658,40 @@ cdef void par_rounds(Par* P, int64_t until, int32_t tid, int32_t nt) noexcept no
                     lp_round(&P.lps[j], end, P.base)
         if tid == 0:
             P.rounds += 1
-        wh_omp_barrier()
+        _wait(P, tid, 0)
         if rank:
             if tid == 0:
                 w0 = openmp.omp_get_wtime()
             if n > 1:                           # (the provisional values of a single LP are its ranks)
-                while True:                     # the pairs of LPs merged, one at a time
+                width = (end - t0) // P.n_slices + 1
+                while True:                     # the round's time slices ranked, one at a time
                     c = wh_ticket(&P.rtickets[r % 3])
-                    if c >= P.n_pairs:
+                    if c >= P.n_slices:
                         break
-                    rank_pair(P, P.pairs[2 * c], P.pairs[2 * c + 1])
-                wh_omp_barrier()
-                j = tid
-                while j < n:
-                    rank_sum(P, j)
-                    j += nt
-                wh_omp_barrier()
+                    rank_slice(P, c, INT64_MIN if c == 0 else t0 + c * width,
+                               INT64_MAX if c == P.n_slices - 1 else t0 + (c + 1) * width, scratch, tree)
+                _wait(P, tid, 1)
             if tid == 0:
                 P.rtickets[(r + 1) % 3] = 0
                 for i in range(n):
                     s = P.lps[i].s
                     P.base += s.n_slot - s.slot0
-                for i in range(n * n):
-                    P.ties_across += P.pair_ties[i]
-                    P.pair_ties[i] = 0
+                for i in range(P.n_slices):
+                    P.ties_across += P.slice_ties[i]
+                    P.slice_ties[i] = 0
                 if P.lps[0].s.defer_draws:
                     draws_resolve(P)
                 P.merge_s += openmp.omp_get_wtime() - w0
-            wh_omp_barrier()
+            _wait(P, tid, 2)
         j = tid
         while j < n:
             lp_import(P, j)
             j += nt
-        wh_omp_barrier()
+        _wait(P, tid, 3)
         r += 1
     free(order)
+    free(scratch)
+    free(tree)
 
 
 cdef inline bint _key_lt(int64_t t1, int64_t ts1, uint64_t q1, int64_t t2, int64_t ts2, uint64_t q2) noexcept nogil:
@@ -826,8 +879,9 @@ cdef void par_free(Par* P) noexcept nogil:
             if L.out != NULL:
                 for j in range(P.n_lp):
                     free(L.out[j])
-            free(L.out); free(L.n_out); free(L.cap_out); free(L.cnt)
-    free(P.pairs); free(P.pair_ties)
+            free(L.out); free(L.n_out); free(L.cap_out)
+    free(P.slice_ties)
+    free(P.wait_s)
     free(P.lps); free(P.lp_of_port); free(P.port_cut); free(P.order); free(P.heads); free(P.fails); free(P.claimed)
     free(P)
 
@@ -841,7 +895,6 @@ cdef Par* par_new(Sim* m, const int32_t[::1] lp_of_node, int32_t n_lp, int32_t t
     cdef Par* P = <Par*>calloc(1, sizeof(Par))
     cdef int32_t i, a, b
     cdef Lp* L
-    cdef int32_t k
     cdef bint defer = m.key_mode == KEY_RANK and m.port_rng == NULL and (m.p.ecn or m.p.ns3_rng)
     cdef int64_t horizon = INT64_MAX
     if P == NULL:
@@ -859,10 +912,13 @@ cdef Par* par_new(Sim* m, const int32_t[::1] lp_of_node, int32_t n_lp, int32_t t
     P.base = 1                          # (rank 0: Python's pushes before the first run)
     P.calendar = calendar
     P.m = m
-    P.n_pairs = n_lp * (n_lp - 1) // 2
-    P.pairs = <int32_t*>calloc(2 * P.n_pairs + 1, sizeof(int32_t))
-    P.pair_ties = <int64_t*>calloc(n_lp * n_lp, sizeof(int64_t))
-    if P.pairs == NULL or P.pair_ties == NULL or P.heads == NULL or P.claimed == NULL or P.fails == NULL or P.lps == NULL or P.lp_of_port == NULL or P.port_cut == NULL or P.order == NULL:
+    P.n_slices = 1 if P.threads <= 1 else SLICES_PER_THREAD * P.threads
+    P.tree_k = 1
+    while P.tree_k < n_lp:
+        P.tree_k *= 2
+    P.slice_ties = <int64_t*>calloc(P.n_slices, sizeof(int64_t))
+    P.wait_s = <double*>calloc(P.threads * WAIT_SITES, sizeof(double))
+    if P.slice_ties == NULL or P.wait_s == NULL or P.heads == NULL or P.claimed == NULL or P.fails == NULL or P.lps == NULL or P.lp_of_port == NULL or P.port_cut == NULL or P.order == NULL:
         par_free(P)
         raise MemoryError()
     for i in range(m.n_ports):
@@ -884,12 +940,6 @@ cdef Par* par_new(Sim* m, const int32_t[::1] lp_of_node, int32_t n_lp, int32_t t
             if m.ports[i].delay_ps < horizon:
                 horizon = m.ports[i].delay_ps
     P.round_len = P.lookahead if P.lookahead < horizon else horizon
-    k = 0
-    for a in range(n_lp):
-        for b in range(a + 1, n_lp):
-            P.pairs[2 * k] = a
-            P.pairs[2 * k + 1] = b
-            k += 1
     for i in range(n_lp):
         P.order[i] = i
         L = &P.lps[i]

@@ -1,0 +1,98 @@
+"""Cutting a fabric into logical processes (wormhole.partition): what a cut keeps together,
+that METIS's parts are about even and cross few links, and that the ranking of a round
+over many processes (a loser tree padded to a power of two) keeps the sequential order."""
+import numpy as np
+
+import wormhole as wh
+from wormhole import partition
+from wormhole.units import US, gbps
+
+
+def _fabric(topo, **cfg):
+    return wh.Network(topo, wh.Config.preset("hpcc", **cfg)).fabric
+
+
+def _part_weights(fab, lp):
+    g, roots, weight, _ = partition.weights(fab)
+    out = np.zeros(lp.max() + 1)
+    for r in roots:
+        out[lp[r]] += weight[r]
+    return out
+
+
+def test_hosts_stay_with_their_switch_and_every_process_is_used():
+    fab = _fabric(wh.fat_tree(8))
+    for k in (2, 3, 4, 8):
+        lp = partition.cut(fab, k)
+        assert sorted(set(lp.tolist())) == list(range(k))
+        node, peer = fab.port_node, fab.port_peer
+        for p in range(len(node)):
+            a, b = int(node[p]), int(node[int(peer[p])])
+            if not fab.is_switch[a]:
+                assert lp[a] == lp[b], (k, a, b)        # a host's NIC link is never cut
+        assert (partition.cut(fab, k) == lp).all()      # the same cut every time
+
+
+def test_parts_are_about_even():
+    fab = _fabric(wh.fat_tree(8))
+    for k in (2, 4):
+        w = _part_weights(fab, partition.cut(fab, k))
+        assert w.max() <= 1.3 * w.mean(), (k, w)
+
+
+def test_two_clusters_are_cut_at_the_link_between_them():
+    """Two leaf-spine clusters joined by one link: two processes cut that link alone."""
+    t = wh.Topology("two")
+    halves = []
+    for c in range(2):
+        spine = t.add_switch("spine%d" % c)
+        leaves = [t.add_switch("leaf%d_%d" % (c, i)) for i in range(3)]
+        for leaf in leaves:
+            t.add_link(leaf, spine, gbps(400), US)
+            for _ in range(4):
+                t.add_link(t.add_host(), leaf, gbps(100), US)
+        halves.append([spine] + leaves)
+    t.add_link(halves[0][0], halves[1][0], gbps(100), US)
+    fab = _fabric(t)
+    lp = partition.cut(fab, 2)
+    node, peer = fab.port_node, fab.port_peer
+    cut = {tuple(sorted((int(node[p]), int(node[int(peer[p])])))) for p in range(len(node))
+           if lp[int(node[p])] != lp[int(node[int(peer[p])])]}
+    assert cut == {tuple(sorted((halves[0][0], halves[1][0])))}
+
+
+def test_zero_delay_links_are_never_cut():
+    t = wh.Topology("nvl")
+    sw = [t.add_switch() for _ in range(4)]
+    for i in range(4):
+        t.add_link(sw[i], sw[(i + 1) % 4], gbps(100), US if i % 2 else 0)
+        for _ in range(2):
+            t.add_link(t.add_host(), sw[i], gbps(100), US)
+    fab = _fabric(t)
+    lp = partition.cut(fab, 4)
+    assert lp[sw[0]] == lp[sw[1]] and lp[sw[2]] == lp[sw[3]]
+    assert lp.max() == 1                    # two groups: no more processes than that
+
+
+def test_many_processes_rank_in_the_sequential_order():
+    """12 processes (a loser tree of 16 leaves, 4 of them empty) on two threads: the
+    sequential run's output."""
+    topo = wh.fat_tree(4)
+    rnd = np.random.default_rng(3)
+    hosts = topo.hosts
+    flows = []
+    for _ in range(60):
+        s, d = rnd.choice(len(hosts), 2, replace=False)
+        flows.append((hosts[s], hosts[d], int(rnd.choice([3_000, 60_000, 300_000])), int(rnd.integers(0, 30)) * 1_000_000))
+    out = []
+    for cfg in (wh.Config.preset("hpcc"), wh.Config.preset("hpcc").copy(threads=2, lps=12)):
+        net = wh.Network(topo, cfg)
+        for s, d, n, at in flows:
+            net.send(s, d, n, at=at)
+        net.run()
+        out.append((net.fct_lines(), net.stats["events"]))
+        if cfg.threads:
+            p = net.stats["parallel"]
+            assert p["lps"] == 12 and p["ties_across"] > 0
+            assert len(p["wait_seconds"]) == 2 and all(len(w) == 4 for w in p["wait_seconds"])
+    assert out[0] == out[1]
