@@ -96,3 +96,11 @@ def test_many_processes_rank_in_the_sequential_order():
             assert p["lps"] == 12 and p["ties_across"] > 0
             assert len(p["wait_seconds"]) == 2 and all(len(w) == 4 for w in p["wait_seconds"])
     assert out[0] == out[1]
+
+
+def test_a_flows_receiver_fields_have_a_cache_line_of_their_own():
+    """The two ends of a flow may run on two threads: the receiver's fields fill the
+    last 64-byte line of a 256-byte Flow, whose array is 64-byte aligned."""
+    from wormhole._core.testing import _py_flow_layout
+    size, rcv0, rcv1 = _py_flow_layout()
+    assert size == 256 and rcv0 == 192 and rcv1 <= 256

@@ -106,7 +106,7 @@ def cut(fabric, n_lp):
         xadj.append(len(adjncy))
     vw = [max(1, int(round(weight[r] * WEIGHT_SCALE))) for r in roots]
     part = pymetis.part_graph(k, adjacency=pymetis.CSRAdjacency(adj_starts=xadj, adjacent=adjncy), vweights=vw,
-                              eweights=ew, options=pymetis.Options(seed=METIS_SEED))[1]
+                              eweights=ew, recursive=False, options=pymetis.Options(seed=METIS_SEED))[1]
     number = {}                                     # parts renumbered by their first group (METIS may leave one empty)
     for q in part:
         number.setdefault(int(q), len(number))

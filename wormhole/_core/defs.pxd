@@ -201,6 +201,9 @@ ctypedef struct SwitchState:
     int64_t used        # bytes buffered now (all ingress queues)
 
 ctypedef struct Flow:
+    # 256 bytes, the array 64-byte aligned (FLOW_ALIGN): the first three cache lines are set when the
+    # flow is made or written by its sender's node, the last by its receiver's alone, so that with
+    # threads (parallel.pxi) the two ends' processes never write one line
     int32_t src         # sending host node
     int32_t dst         # receiving host node
     int32_t src_port    # sender's NIC port
@@ -223,15 +226,12 @@ ctypedef struct Flow:
     int64_t rate        # current sending rate, bps
     int64_t max_rate    # NIC line rate, bps
     int64_t next_avail  # pacing: earliest time of the next data packet, ps
-    int64_t rcv_nxt     # receiver: next expected byte
-    int64_t milestone   # receiver: ACK milestone
-    int64_t nack_timer  # receiver: no NACK before this time unless the gap moved, ps
-    int64_t last_nack   # receiver: sequence of the last NACK
-    int64_t rcv_bytes   # receiver: payload bytes received, duplicates included
     int64_t retx_bytes  # sender: bytes sent again after go-back-N
     int64_t max_sent    # sender: highest byte ever sent
     int64_t rto_mark    # sender: snd_una when the retransmission timer was armed
     int64_t rto_token   # sender: token of the armed timer (stale events ignored)
+    int64_t msg_end     # connection: end offset of the oldest unreported message, -1 if none
+    int64_t skip_shift  # bytes the flow advances in the fast-forward being applied (scratch)
     uint8_t rto_armed   # sender: 1 while a retransmission timer is pending
     uint8_t started     # 1 once the QP joined its NIC
     uint8_t has_cb      # 1 if Python wants a completion callback
@@ -239,12 +239,17 @@ ctypedef struct Flow:
     uint8_t cc          # CcKind: the flow's algorithm (its row of CC_TABLE, its state in Sim.cc_st[cc])
     uint8_t persistent  # a connection: messages are appended, it never finishes
     uint8_t on_nic      # 1 while listed in its NIC's queue pairs
-    int64_t msg_end     # connection: end offset of the oldest unreported message, -1 if none
-    int64_t skip_shift  # bytes the flow advances in the fast-forward being applied (scratch)
+    uint8_t rcv_cb      # 1 if Python wants a delivery callback (connections always report)
+    uint8_t _pad_snd[8]  # (the receiver's line starts at byte 192)
+    int64_t rcv_nxt     # receiver: next expected byte
+    int64_t milestone   # receiver: ACK milestone
+    int64_t nack_timer  # receiver: no NACK before this time unless the gap moved, ps
+    int64_t last_nack   # receiver: sequence of the last NACK
+    int64_t rcv_bytes   # receiver: payload bytes received, duplicates included
     int64_t rcv_end     # receiver: report when rcv_nxt reaches this offset (a flow's size, a connection's
                         # oldest undelivered message end), -1 if none
     int64_t delivered   # receiver: time rcv_nxt last reached rcv_end (a flow: its last byte arrived), -1
-    uint8_t rcv_cb      # 1 if Python wants a delivery callback (connections always report)
+    uint8_t _pad_rcv[8]  # (256 bytes in all)
 
 ctypedef struct CcParams:
     int32_t kind        # CcKind of the flows added without one (the configuration's cc)

@@ -51,6 +51,22 @@ cdef void* _grow(void* p, size_t n, size_t size) except NULL:
         raise MemoryError()
     return q
 
+cdef extern from "stdlib.h":
+    int posix_memalign(void** memptr, size_t alignment, size_t size) nogil
+
+DEF FLOW_ALIGN = 64             # the flows array's alignment: a Flow's cache lines are its own (defs.pxd)
+
+cdef void* _grow_aligned(void* p, size_t old_n, size_t n, size_t size) except NULL:
+    """_grow for an array that must start on a FLOW_ALIGN boundary (its first old_n
+    entries copied)."""
+    cdef void* q = NULL
+    if posix_memalign(&q, FLOW_ALIGN, n * size if n > 0 else size) != 0 or q == NULL:
+        raise MemoryError()
+    if p != NULL and old_n > 0:
+        memcpy(q, p, (old_n if old_n < n else n) * size)
+    free(p)
+    return q
+
 # ---------------------------------------------------------------- packet pool
 
 cdef int32_t pkt_alloc(Sim* s) noexcept nogil:
@@ -1388,7 +1404,7 @@ cdef class Kernel:
         the accelerator's) to ``cap`` entries."""
         cdef Sim* s = self.s
         cdef int32_t i
-        s.flows = <Flow*>_grow(s.flows, cap, sizeof(Flow))
+        s.flows = <Flow*>_grow_aligned(s.flows, s.flow_cap, cap, sizeof(Flow))
         s.done = <int32_t*>_grow(s.done, cap, sizeof(int32_t))
         if cc_grow(s, cap) != 0:
             raise MemoryError()

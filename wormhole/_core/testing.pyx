@@ -35,6 +35,13 @@ def _py_tx_time_ps(int64_t nbytes, int64_t bps, int64_t quantum_ps=1000):
     return wh_tx_time_ps(nbytes, bps, quantum_ps)
 
 
+def _py_flow_layout():
+    """(sizeof(Flow), the byte offset of its receiver's first field, of its last field's end)."""
+    cdef Flow f
+    cdef size_t base = <size_t>&f
+    return (sizeof(Flow), <size_t>&f.rcv_nxt - base, <size_t>&f.delivered - base + sizeof(int64_t))
+
+
 def _py_ns3_seconds_to_ns(double v):
     """The reference's double-seconds to integer-ns conversion."""
     return wh_ns3_seconds_to_ns(v)
