@@ -450,6 +450,34 @@ cdef int32_t _tree_build(RankRun* run, int32_t* tree, int32_t node, int32_t K, i
     return a
 
 
+cdef void _merge_two(RankRun* a, RankRun* b, int64_t r, int64_t* ties) noexcept nogil:
+    """rank_slice with two processes: their events of the slice merged, ranks from r."""
+    cdef int64_t ia = a.cur, ib = b.cur, ea = a.stop, eb = b.stop, ta, tb
+    while ia < ea and ib < eb:
+        ta = a.t[ia]
+        tb = b.t[ib]
+        if ta < tb or (ta == tb and not _tie_b_first(a, ia, b, ib, ties)):
+            a.rv[ia] = r
+            ia += 1
+        else:
+            b.rv[ib] = r
+            ib += 1
+        r += 1
+    while ia < ea:
+        a.rv[ia] = r
+        ia += 1
+        r += 1
+    while ib < eb:
+        b.rv[ib] = r
+        ib += 1
+        r += 1
+
+
+cdef inline bint _tie_b_first(RankRun* a, int64_t ia, RankRun* b, int64_t ib, int64_t* ties) noexcept nogil:
+    ties[0] += 1
+    return _prec_tied(b, ib, a, ia)
+
+
 cdef void rank_slice(Par* P, int64_t k, int64_t t_lo, int64_t t_hi, RankRun* run, int32_t* tree) noexcept nogil:
     """KEY_RANK, at a round's end: the round's events due in [t_lo, t_hi), of every LP,
     take their ranks: the round's base, plus the events of every LP due before t_lo, plus
@@ -479,6 +507,10 @@ cdef void rank_slice(Par* P, int64_t k, int64_t t_lo, int64_t t_hi, RankRun* run
         b.stop = b.cur + _first_at(b.t + b.cur, m - b.cur, t_hi)
         b.ht = b.t[b.cur] if b.cur < b.stop else INT64_MAX
         r += b.cur
+    if n == 2:                          # two processes: a plain two-way merge (the tree's one match, inline)
+        _merge_two(&run[0], &run[1], r, &ties)
+        P.slice_ties[k] = ties
+        return
     w = _tree_build(run, tree, 1, K, &ties) if K > 1 else 0
     while run[w].ht != INT64_MAX:
         b = &run[w]
