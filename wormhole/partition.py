@@ -55,19 +55,19 @@ def default_lps(fabric, threads, exact=True):
     """LPs when the configuration leaves it open (lps=0): one per thread in the sequential
     order (``exact``: each LP more adds cut packets and ranking work, and with METIS's
     cut the LPs are even enough that the threads gain little from taking them one at a
-    time: on the reference's paper benchmark, 2 threads, 2 LPs ran 6.6-8.0 s, 4 LPs
-    7.5-8.3 s), and eight per thread with tie_order=local (no ranking: the threads take
+    time: on the reference's paper benchmark, 2 threads, 2 LPs ran 6.9-7.0 s, 4 LPs
+    7.3-7.4 s), and eight per thread with tie_order=local (no ranking: the threads take
     them one at a time, so the load evens out)."""
     if threads <= 1:
         return 1
     return (1 if exact else 8) * threads
 
 
-def weights(fabric, g=None):
+def weights(fabric):
     """(groups, the groups' roots, each root's weight, {(root a, root b): rate units of the
     links between them}): a port weighs its rate in units of the fabric's slowest, a host's
     port HOST_WEIGHT times that."""
-    g = groups(fabric) if g is None else g
+    g = groups(fabric)
     roots = sorted(set(int(x) for x in g))
     weight = {r: 0.0 for r in roots}
     links = {}
@@ -97,7 +97,7 @@ def cut(fabric, n_lp):
     idx = {r: i for i, r in enumerate(roots)}
     adj = [dict() for _ in roots]
     for (ra, rb), u in links.items():               # (both directions of a link: METIS wants both)
-        adj[idx[ra]][idx[rb]] = adj[idx[ra]].get(idx[rb], 0.0) + u
+        adj[idx[ra]][idx[rb]] = u
     xadj, adjncy, ew = [0], [], []
     for i in range(len(roots)):
         for j in sorted(adj[i]):

@@ -453,10 +453,16 @@ cdef int32_t _tree_build(RankRun* run, int32_t* tree, int32_t node, int32_t K, i
 cdef void _merge_two(RankRun* a, RankRun* b, int64_t r, int64_t* ties) noexcept nogil:
     """rank_slice with two processes: their events of the slice merged, ranks from r."""
     cdef int64_t ia = a.cur, ib = b.cur, ea = a.stop, eb = b.stop, ta, tb
+    cdef bint a_first
     while ia < ea and ib < eb:
         ta = a.t[ia]
         tb = b.t[ib]
-        if ta < tb or (ta == tb and not _tie_b_first(a, ia, b, ib, ties)):
+        if ta != tb:
+            a_first = ta < tb
+        else:
+            ties[0] += 1
+            a_first = not _prec_tied(b, ib, a, ia)
+        if a_first:
             a.rv[ia] = r
             ia += 1
         else:
@@ -471,11 +477,6 @@ cdef void _merge_two(RankRun* a, RankRun* b, int64_t r, int64_t* ties) noexcept 
         b.rv[ib] = r
         ib += 1
         r += 1
-
-
-cdef inline bint _tie_b_first(RankRun* a, int64_t ia, RankRun* b, int64_t ib, int64_t* ties) noexcept nogil:
-    ties[0] += 1
-    return _prec_tied(b, ib, a, ia)
 
 
 cdef void rank_slice(Par* P, int64_t k, int64_t t_lo, int64_t t_hi, RankRun* run, int32_t* tree) noexcept nogil:

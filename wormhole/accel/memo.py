@@ -367,8 +367,13 @@ class Memo:
         if p[0] != version:
             self.pending_lost += 1
             return
+        only = p[1] is None                 # the class's first formation, its key left uncomputed (_formed)
         _, key, canon, t0, una0, cls, _ = self._keyed(p)
-        self._key_first(cls)                # (the class now has an entry: each later formation of it is keyed)
+        if only and self.seen_cls.get(cls) is not None:
+            self.seen.add(key)              # (its key, just computed: seen_cls holds this formation)
+            self.seen_cls[cls] = None
+        else:
+            self._key_first(cls)            # (the class now has an entry: each later formation of it is keyed)
         k = self.net.accelerator
         dt = self.net.now - t0
         if dt <= 0:
