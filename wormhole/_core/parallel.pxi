@@ -424,15 +424,22 @@ cdef inline int64_t _first_at(int64_t* lt, int64_t n, int64_t t) noexcept nogil:
     return lo
 
 
+cdef inline bint _event_before(RankRun* a, int64_t ia, int64_t ta, RankRun* b, int64_t ib, int64_t tb,
+                               int64_t* ties) noexcept nogil:
+    """Event ia of run a (due at ta) came before event ib of another LP's run b (due at tb):
+    by time, and at the same picosecond as _prec_tied puts them (counted in ties)."""
+    if ta != tb:
+        return ta < tb
+    ties[0] += 1
+    return _prec_tied(a, ia, b, ib)
+
+
 cdef inline bint _run_before(RankRun* run, int32_t a, int32_t b, int64_t* ties) noexcept nogil:
     """rank_slice's loser tree: run a's next event comes before run b's (an exhausted run,
     INT64_MAX, after any other; two exhausted ones by index)."""
-    if run[a].ht != run[b].ht:
-        return run[a].ht < run[b].ht
-    if run[a].ht == INT64_MAX:
+    if run[a].ht == INT64_MAX and run[b].ht == INT64_MAX:
         return a < b
-    ties[0] += 1
-    return _prec_tied(&run[a], run[a].cur, &run[b], run[b].cur)
+    return _event_before(&run[a], run[a].cur, run[a].ht, &run[b], run[b].cur, run[b].ht, ties)
 
 
 cdef int32_t _tree_build(RankRun* run, int32_t* tree, int32_t node, int32_t K, int64_t* ties) noexcept nogil:
@@ -452,17 +459,9 @@ cdef int32_t _tree_build(RankRun* run, int32_t* tree, int32_t node, int32_t K, i
 
 cdef void _merge_two(RankRun* a, RankRun* b, int64_t r, int64_t* ties) noexcept nogil:
     """rank_slice with two processes: their events of the slice merged, ranks from r."""
-    cdef int64_t ia = a.cur, ib = b.cur, ea = a.stop, eb = b.stop, ta, tb
-    cdef bint a_first
+    cdef int64_t ia = a.cur, ib = b.cur, ea = a.stop, eb = b.stop
     while ia < ea and ib < eb:
-        ta = a.t[ia]
-        tb = b.t[ib]
-        if ta != tb:
-            a_first = ta < tb
-        else:
-            ties[0] += 1
-            a_first = not _prec_tied(b, ib, a, ia)
-        if a_first:
+        if not _event_before(b, ib, b.t[ib], a, ia, a.t[ia], ties):
             a.rv[ia] = r
             ia += 1
         else:

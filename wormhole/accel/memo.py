@@ -319,11 +319,12 @@ class Memo:
             return
         self._pend(part, [version, key, canon, now, [k.snd_una(f) for f in canon], cls, states])
 
-    def _key_first(self, cls):
-        """The key of the class's only formation so far, if it was left uncomputed, goes to seen."""
+    def _key_first(self, cls, known=None):
+        """The key of the class's only formation so far, if it was left uncomputed, goes to seen
+        (``known``: that formation's key, already computed)."""
         first = self.seen_cls.get(cls)
         if first is not None:
-            self.seen.add(self._key_of(*pickle.loads(first))[0])
+            self.seen.add(known if known is not None else self._key_of(*pickle.loads(first))[0])
         self.seen_cls[cls] = None
 
     def _pend(self, part, entry):
@@ -369,11 +370,7 @@ class Memo:
             return
         only = p[1] is None                 # the class's first formation, its key left uncomputed (_formed)
         _, key, canon, t0, una0, cls, _ = self._keyed(p)
-        if only and self.seen_cls.get(cls) is not None:
-            self.seen.add(key)              # (its key, just computed: seen_cls holds this formation)
-            self.seen_cls[cls] = None
-        else:
-            self._key_first(cls)            # (the class now has an entry: each later formation of it is keyed)
+        self._key_first(cls, key if only else None)     # (the class now has an entry: later formations are keyed)
         k = self.net.accelerator
         dt = self.net.now - t0
         if dt <= 0:
