@@ -97,3 +97,25 @@ def test_ns3_streams_and_accelerator_parameters_reach_the_inputs():
     assert p.accel.l == 100 and p.accel.margin == 16 * net.config.mtu
     with pytest.raises(ValueError, match=r"Ns3Streams.j1 must be 9 uint64 values"):
         dataclasses.replace(p.ns3_rng, j1=(1, 2))
+
+
+def test_a_partitioned_kernel_is_cut_again_only_before_it_runs():
+    """set_parallel a second time (the backend's cut by the flows' traffic, before the first
+    run) keeps the tie key the flows were scheduled under and is refused once it has run."""
+    topo = wh.star(3)
+    net = wh.Network(topo)
+    k = Kernel()
+    k.build(arrays(topo), kernel_params(net))
+    n = len(net.fabric.is_switch)
+    k.set_parallel(np.zeros(n, dtype=np.int32), 1, True)
+    h = topo.hosts
+    k.add_flow(h[0], h[1], 5_000, 0, 10000, 100, 3, 0, 0, False, False)
+    with pytest.raises(ValueError, match="tie key"):
+        k.set_parallel(np.zeros(n, dtype=np.int32), 1, False)
+    k.set_parallel(np.arange(n, dtype=np.int32) % 2, 1, True)        # a new cut, of two processes: allowed
+    assert k.port_packets().sum() == 20                              # 5 data packets and 5 ACKs, two hops each
+    assert k.parallel_stats["lps"] == 2
+    k.run(10 ** 12)
+    assert k.n_done == 1 and k.port_packets().sum() == 0
+    with pytest.raises(RuntimeError, match="its cut stays"):
+        k.set_parallel(np.zeros(n, dtype=np.int32), 1, True)

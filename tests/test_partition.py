@@ -2,6 +2,7 @@
 that METIS's parts are about even and cross few links, and that the ranking of a round
 over many processes (a loser tree padded to a power of two) keeps the sequential order."""
 import numpy as np
+import pytest
 
 import wormhole as wh
 from wormhole import partition
@@ -13,7 +14,7 @@ def _fabric(topo, **cfg):
 
 
 def _part_weights(fab, lp):
-    g, roots, weight, _ = partition.weights(fab)
+    g, roots, weight, _, _ = partition.weights(fab)
     out = np.zeros(lp.max() + 1)
     for r in roots:
         out[lp[r]] += weight[r]
@@ -104,3 +105,55 @@ def test_a_flows_receiver_fields_have_a_cache_line_of_their_own():
     from wormhole._core.testing import _py_flow_layout
     size, rcv0, rcv1 = _py_flow_layout()
     assert size == 256 and rcv0 == 192 and rcv1 <= 256
+
+
+def _ring_fabric():
+    """Four switches in a ring, two hosts on each."""
+    t = wh.Topology("ring")
+    sw = [t.add_switch("sw%d" % i) for i in range(4)]
+    hosts = []
+    for i in range(4):
+        t.add_link(sw[i], sw[(i + 1) % 4], gbps(100), US)
+        hosts.append([t.add_host() for _ in range(2)])
+        for h in hosts[-1]:
+            t.add_link(h, sw[i], gbps(100), US)
+    return t, sw, hosts
+
+
+def test_the_traffic_cut_counts_data_on_the_path_and_acks_on_the_way_back():
+    t, sw, hosts = _ring_fabric()
+    net = wh.Network(t, wh.Config.preset("hpcc", threads=2))
+    net.send(hosts[0][0], hosts[1][0], 10_500, at=0)      # 11 packets of 1,000 bytes, an ACK each
+    assert net.processes()["cut"] == "rate" and net.processes()["port_load"] is None
+    net.run()
+    load = net.processes()["port_load"]
+    fwd, rev = net.flow_path(0), net.flow_path(0, reverse=True)
+    assert len(fwd) == 3 and len(rev) == 3                  # host, its switch, the next switch
+    assert all(load[p] == 11 for p in fwd) and all(load[p] == 11 for p in rev)
+    assert sum(load) == 66
+    assert wh.Network(t, wh.Config.preset("hpcc")).processes() is None
+
+
+def test_the_first_run_cuts_by_the_flows_traffic():
+    """Switches 1 and 2 talk to each other, and 3 and 0: two processes by traffic keep each
+    pair together (the cut by rate, which sees a ring of four equal switches, splits them),
+    so no packet crosses, and the run's output is the sequential run's."""
+    t, sw, hosts = _ring_fabric()
+    by_rate = partition.cut(_fabric(t), 2)
+    assert by_rate[sw[1]] != by_rate[sw[2]]
+    out = []
+    for cfg in (wh.Config.preset("hpcc"), wh.Config.preset("hpcc", threads=2)):
+        net = wh.Network(t, cfg)
+        for a, b in ((1, 2), (3, 0)):
+            for i in range(2):
+                net.send(hosts[a][i], hosts[b][i], 200_000, at=0)
+                net.send(hosts[b][i], hosts[a][i], 150_000, at=0)
+        net.run()
+        out.append(net.fct_lines())
+        if cfg.threads:
+            p = net.stats["parallel"]
+            assert p["cut"] == "traffic" and p["lps"] == 2
+            lp = net.processes()["lp_of_node"]
+            assert lp[sw[1]] == lp[sw[2]] != lp[sw[3]] == lp[sw[0]]
+            assert p["cut_packets"] == 0
+    assert out[0] == out[1]

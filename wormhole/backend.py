@@ -158,6 +158,10 @@ class Backend(abc.ABC):
     def memory(self):
         self.not_available("memory()")
 
+    def processes(self):
+        """The partitioned kernel's logical processes (threads=N); None when it is not used."""
+        return None
+
     @property
     def accelerator(self):
         self.not_available("accelerator")

@@ -132,12 +132,38 @@ class PacketBackend(Backend):
         if why is not None:
             raise ConfigError("threads=%d: the partitioned kernel cannot run this configuration: %s" % (n, why),
                               value=n)
-        lps = int(c.lps) or partition.default_lps(f, n, exact)
-        self.lp_of_node = partition.cut(f, lps)
+        self._lps = int(c.lps) or partition.default_lps(f, n, exact)
+        self._exact = exact
+        self._cut = "rate"                  # until the first run cuts by the flows' traffic (_cut_by_traffic)
+        self._port_load = None
+        self.lp_of_node = partition.cut(f, self._lps)
         try:
             self._kernel.set_parallel(self.lp_of_node, n, exact)
         except ValueError as e:
             raise ConfigError("threads=%d: %s" % (n, e), value=n)
+
+    def _cut_by_traffic(self):
+        """threads=N, before the first run: the fabric cut again by the traffic of the
+        flows sent so far (partition.cut's port_load: the packets each port would send),
+        so fewer packets cross between processes and their loads follow the flows'; with
+        no flows the cut by rate stays.  Flows sent after the first run do not move it."""
+        from . import partition
+        if self._lps <= 1:
+            self._cut = "none (one process)"
+            return
+        load = self._kernel.port_packets()
+        self._cut = "traffic" if load.sum() > 0 else "rate (no flows before the first run)"
+        if load.sum() > 0:
+            lp = partition.cut(self.net.fabric, self._lps, load)
+            self._kernel.set_parallel(lp, self._threads, self._exact)
+            self.lp_of_node = lp
+            self._port_load = load
+
+    def processes(self):
+        if self._threads <= 0:
+            return None
+        return {"lp_of_node": [int(x) for x in self.lp_of_node], "cut": self._cut,
+                "port_load": None if self._port_load is None else [float(x) for x in self._port_load]}
 
     def _serial_only(self, what):
         if self._threads > 0:
@@ -222,6 +248,8 @@ class PacketBackend(Backend):
 
     def run(self, until, progress):
         k = self._kernel
+        if self._threads > 0 and self._cut == "rate":
+            self._cut_by_traffic()
         limit = self._stop_ps if until is None else min(until, self._stop_ps)
         bar = None
         if progress and sys.stderr.isatty():      # tqdm would disable itself anyway; spare its import
@@ -325,6 +353,7 @@ class PacketBackend(Backend):
         ps = k.parallel_stats
         if ps is not None:
             st["parallel"] = {key: v for key, v in ps.items() if key != "lp_of_port"}
+            st["parallel"]["cut"] = self._cut
         if self._memo is not None:
             m = self._memo
             st.update(m.accounting())

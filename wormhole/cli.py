@@ -209,8 +209,9 @@ def _parallel_note(st):
     p = st.get("parallel")
     if not p:
         return ""
-    return ", %d threads over %d logical processes (lookahead %.3f us, %d rounds, %d packets across cuts)" % (
-        p["threads"], p["lps"], p["lookahead_ps"] / US if p["lps"] > 1 else 0.0, p["rounds"], p["cut_packets"])
+    return (", %d threads over %d logical processes (cut by %s; lookahead %.3f us, %d rounds, %d packets across "
+            "cuts)" % (p["threads"], p["lps"], p.get("cut", "rate"), p["lookahead_ps"] / US if p["lps"] > 1 else 0.0,
+                       p["rounds"], p["cut_packets"]))
 
 
 def _percentile(values, q):

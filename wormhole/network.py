@@ -478,6 +478,14 @@ class Network:
         sizes (per flow, per packet, per event)."""
         return self._backend.memory()
 
+    def processes(self):
+        """With ``threads=N`` (the partitioned kernel), how the fabric is cut: a dict with
+        ``lp_of_node`` (per node, its logical process), ``cut`` (what it was cut by:
+        'traffic' from the first run on, when flows were sent before it, else 'rate') and
+        ``port_load`` (per port, the packets the flows known at the first run would send out
+        of it, the traffic cut's weights; None before). None without threads."""
+        return self._backend.processes()
+
     @property
     def accelerator(self):
         """The accelerator's state and controls (packet backend): partition

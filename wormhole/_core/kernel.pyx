@@ -1525,32 +1525,69 @@ cdef class Kernel:
     def set_parallel(self, lp_of_node, int threads, bint exact=True):
         """Run partitioned from now on: logical process lp_of_node[n] for node n (0 ..
         max), on ``threads`` OpenMP threads (parallel.pxi).  Before any event is
-        processed.  ``exact``: the KEY_RANK tie key, the sequential kernel's order (its
+        scheduled, or again with another cut before the first partitioned run (under the
+        same tie key).  ``exact``: the KEY_RANK tie key, the sequential kernel's order (its
         random draws from one stream deferred to each round's end); else KEY_LOCAL.
         Returns the lookahead, ps."""
         cdef Sim* s = self.s
         cdef const int32_t[::1] lp = np.ascontiguousarray(lp_of_node, dtype=np.int32)
         cdef int32_t k, n_lp
         cdef bint cal
-        if s.par != NULL:
-            raise RuntimeError("the kernel is already partitioned")
+        cdef Par* old = <Par*>s.par
+        if old != NULL:                 # a new cut before the first partitioned run (the events scheduled
+            if old.rounds != 0 or any(old.lps[k].started for k in range(old.n_lp)):    # since wait in the
+                raise RuntimeError("the kernel has run partitioned: its cut stays")     # Kernel's heap)
+            if exact != (s.key_mode == KEY_RANK):
+                raise ValueError("a new cut keeps the tie key the events were scheduled under")
         if lp.shape[0] != s.n_nodes:
             raise ValueError("lp_of_node has %d entries for %d nodes" % (lp.shape[0], s.n_nodes))
         if threads < 1:
             raise ValueError("threads must be >= 1, not %d" % threads)
         if s.acc.on:
             raise ValueError("the partitioned kernel takes no accelerator")
-        if s.seq != 0 or sum(s.pops[k] for k in range(<int>N_EVENT_KINDS)) != 0:
+        if old == NULL and (s.seq != 0 or sum(s.pops[k] for k in range(<int>N_EVENT_KINDS)) != 0):
             raise RuntimeError("the kernel is partitioned before anything is scheduled")
         n_lp = (max(lp) + 1) if lp.shape[0] > 0 else 1
         if min(lp) < 0:
             raise ValueError("lp_of_node has a negative entry")
+        if old != NULL:
+            s.par = par_new(s, lp, n_lp, threads, old.calendar)     # (raises: the old cut stays)
+            par_free(old)
+            return (<Par*>s.par).lookahead
         cal = s.cal.on                  # (the LPs get one each where the sequential run has it)
         if cal_off(s) != 0:             # (empty: nothing is scheduled yet)
             raise MemoryError()
         s.key_mode = KEY_RANK if exact else KEY_LOCAL
         s.par = par_new(s, lp, n_lp, threads, cal)
         return (<Par*>s.par).lookahead
+
+    def port_packets(self):
+        """Per port, the packets the flows not yet finished would send out of it if they ran
+        alone: a flow's data packets (its remaining bytes over the MTU) on its path, and
+        its ACKs (one per ``ack_interval`` bytes, at most one per data packet) on its
+        reverse path.  Retransmissions, NACKs, PFC frames and CC timers are left out
+        (partition.cut's estimate of where a run's events fall)."""
+        cdef Sim* s = self.s
+        cdef cnp.ndarray[cnp.float64_t, ndim=1] out = np.zeros(max(s.n_ports, 1), dtype=np.float64)
+        cdef int32_t fi, i
+        cdef Flow* f
+        cdef int64_t left, per_ack
+        cdef double data, acks
+        per_ack = s.p.ack_interval if s.p.ack_interval > s.p.mtu else s.p.mtu
+        for fi in range(s.n_flows):
+            f = &s.flows[fi]
+            if f.finish >= 0 or f.persistent:
+                continue
+            left = f.size - f.snd_una
+            if left <= 0:
+                continue
+            data = <double>((left + s.p.mtu - 1) // s.p.mtu)
+            acks = <double>((left + per_ack - 1) // per_ack)
+            for i in range(f.path_len):
+                out[s.paths[f.path_off + i]] += data
+            for i in range(f.rpath_len):
+                out[s.paths[f.rpath_off + i]] += acks
+        return out[:s.n_ports]
 
     @property
     def parallel_stats(self):
