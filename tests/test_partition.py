@@ -157,3 +157,11 @@ def test_the_first_run_cuts_by_the_flows_traffic():
             assert lp[sw[1]] == lp[sw[2]] != lp[sw[3]] == lp[sw[0]]
             assert p["cut_packets"] == 0
     assert out[0] == out[1]
+
+
+def test_a_links_two_ports_never_share_a_cache_line():
+    """A link's two ports are adjacent in the ports array and may be two threads': Port and
+    MmuPort fill whole 64-byte lines (the arrays are 64-byte aligned)."""
+    from wormhole._core.testing import _py_port_layout
+    port, mmu = _py_port_layout()
+    assert port % 64 == 0 and mmu % 64 == 0, (port, mmu)

@@ -181,6 +181,8 @@ ctypedef struct Port:
     int32_t* qps        # host: queue pairs attached to this NIC, in arrival order
     int32_t nqps        # host: number of entries in qps
     int32_t cap_qps     # host: capacity of qps
+    uint8_t _pad_line[16]  # (384 bytes, and the array 64-byte aligned: a link's two ports are adjacent in it
+                        # and may be two threads' (parallel.pxi), so neither shares a cache line with the other)
 
 ctypedef struct MmuPort:
     int64_t ingress[8]  # bytes admitted per ingress queue (reserve + shared)
@@ -192,6 +194,7 @@ ctypedef struct MmuPort:
     int64_t kmin        # ECN: no mark at or below (bytes)
     int64_t kmax        # ECN: always mark above (bytes)
     double pmax         # ECN: mark probability at kmax
+    uint8_t _pad_line[16]  # (256 bytes, the array 64-byte aligned: as Port's)
 
 ctypedef struct SwitchState:
     int64_t buffer      # shared buffer size (bytes)

@@ -67,6 +67,18 @@ cdef void* _grow_aligned(void* p, size_t old_n, size_t n, size_t size) except NU
     free(p)
     return q
 
+cdef void* calloc_lines(size_t n, size_t size) noexcept nogil:
+    """calloc on a FLOW_ALIGN boundary, rounded up to whole cache lines: what two threads
+    write (a link's two ports, two logical processes' Sims and outboxes) never shares a
+    line.  NULL if memory ran out; free() releases it."""
+    cdef void* q = NULL
+    cdef size_t bytes = n * size if n > 0 else size
+    bytes = (bytes + FLOW_ALIGN - 1) // FLOW_ALIGN * FLOW_ALIGN
+    if posix_memalign(&q, FLOW_ALIGN, bytes) != 0:
+        return NULL
+    memset(q, 0, bytes)
+    return q
+
 # ---------------------------------------------------------------- packet pool
 
 cdef int32_t pkt_alloc(Sim* s) noexcept nogil:
@@ -1190,8 +1202,8 @@ cdef void _load_fabric(Sim* s, fab) except *:
     s.sw_idx = <int32_t*>calloc(nn, sizeof(int32_t))
     s.node_ip = <uint32_t*>calloc(nn, sizeof(uint32_t))
     s.seed = <uint32_t*>calloc(nn, sizeof(uint32_t))
-    s.ports = <Port*>calloc(npt, sizeof(Port))
-    s.mmu = <MmuPort*>calloc(npt, sizeof(MmuPort))
+    s.ports = <Port*>calloc_lines(npt, sizeof(Port))
+    s.mmu = <MmuPort*>calloc_lines(npt, sizeof(MmuPort))
     s.sw = <SwitchState*>calloc(nsw if nsw > 0 else 1, sizeof(SwitchState))
     s.host_nic = <int32_t*>calloc(nh if nh > 0 else 1, sizeof(int32_t))
     s.rt_start = <int32_t*>calloc(nrt if nrt > 0 else 1, sizeof(int32_t))

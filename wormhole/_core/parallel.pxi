@@ -978,10 +978,10 @@ cdef Par* par_new(Sim* m, const int32_t[::1] lp_of_node, int32_t n_lp, int32_t t
         L.id = i
         L.lp_of_port = P.lp_of_port
         L.n_lp = n_lp
-        L.s = <Sim*>calloc(1, sizeof(Sim))
-        L.out = <Xfer**>calloc(n_lp, sizeof(Xfer*))
-        L.n_out = <int64_t*>calloc(n_lp, sizeof(int64_t))
-        L.cap_out = <int64_t*>calloc(n_lp, sizeof(int64_t))
+        L.s = <Sim*>calloc_lines(1, sizeof(Sim))          # (each on lines of its own: two threads write
+        L.out = <Xfer**>calloc_lines(n_lp, sizeof(Xfer*)) # two LPs' on every event or crossing packet)
+        L.n_out = <int64_t*>calloc_lines(n_lp, sizeof(int64_t))
+        L.cap_out = <int64_t*>calloc_lines(n_lp, sizeof(int64_t))
         if L.s == NULL or L.out == NULL or L.n_out == NULL or L.cap_out == NULL:
             par_free(P)
             raise MemoryError()

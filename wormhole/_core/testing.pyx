@@ -42,6 +42,11 @@ def _py_flow_layout():
     return (sizeof(Flow), <size_t>&f.rcv_nxt - base, <size_t>&f.delivered - base + sizeof(int64_t))
 
 
+def _py_port_layout():
+    """(sizeof(Port), sizeof(MmuPort))."""
+    return (sizeof(Port), sizeof(MmuPort))
+
+
 def _py_ns3_seconds_to_ns(double v):
     """The reference's double-seconds to integer-ns conversion."""
     return wh_ns3_seconds_to_ns(v)
