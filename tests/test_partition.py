@@ -161,7 +161,8 @@ def test_the_first_run_cuts_by_the_flows_traffic():
 
 def test_a_links_two_ports_never_share_a_cache_line():
     """A link's two ports are adjacent in the ports array and may be two threads': Port and
-    MmuPort fill whole 64-byte lines (the arrays are 64-byte aligned)."""
+    MmuPort fill whole 64-byte lines (the arrays are 64-byte aligned), as a switch's state
+    does."""
     from wormhole._core.testing import _py_port_layout
-    port, mmu = _py_port_layout()
-    assert port % 64 == 0 and mmu % 64 == 0, (port, mmu)
+    port, mmu, sw = _py_port_layout()
+    assert port % 64 == 0 and mmu % 64 == 0 and sw % 64 == 0, (port, mmu, sw)

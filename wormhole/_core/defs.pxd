@@ -202,6 +202,7 @@ ctypedef struct SwitchState:
     int64_t total_hdrm  # sum of the ports' headroom
     int64_t total_rsrv  # sum of the ports' reserve
     int64_t used        # bytes buffered now (all ingress queues)
+    uint8_t _pad_line[24]  # (64 bytes, the array 64-byte aligned: two switches may be two threads')
 
 ctypedef struct Flow:
     # 256 bytes, the array 64-byte aligned (FLOW_ALIGN): the first three cache lines are set when the

@@ -1204,7 +1204,7 @@ cdef void _load_fabric(Sim* s, fab) except *:
     s.seed = <uint32_t*>calloc(nn, sizeof(uint32_t))
     s.ports = <Port*>calloc_lines(npt, sizeof(Port))
     s.mmu = <MmuPort*>calloc_lines(npt, sizeof(MmuPort))
-    s.sw = <SwitchState*>calloc(nsw if nsw > 0 else 1, sizeof(SwitchState))
+    s.sw = <SwitchState*>calloc_lines(nsw if nsw > 0 else 1, sizeof(SwitchState))
     s.host_nic = <int32_t*>calloc(nh if nh > 0 else 1, sizeof(int32_t))
     s.rt_start = <int32_t*>calloc(nrt if nrt > 0 else 1, sizeof(int32_t))
     s.rt_cnt = <int32_t*>calloc(nrt if nrt > 0 else 1, sizeof(int32_t))

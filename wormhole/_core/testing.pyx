@@ -43,8 +43,8 @@ def _py_flow_layout():
 
 
 def _py_port_layout():
-    """(sizeof(Port), sizeof(MmuPort))."""
-    return (sizeof(Port), sizeof(MmuPort))
+    """(sizeof(Port), sizeof(MmuPort), sizeof(SwitchState))."""
+    return (sizeof(Port), sizeof(MmuPort), sizeof(SwitchState))
 
 
 def _py_ns3_seconds_to_ns(double v):
