@@ -1036,11 +1036,18 @@ cdef inline void event_prefetch(Sim* s, Event* e) noexcept nogil:
     packet) while the current one is processed: the packet pool, the ports and the
     flows outgrow the cache, and waiting for those lines is much of an event's time.
     A hint only: nothing is read or written."""
+    cdef char* pt
     if e.kind == EV_ARRIVE:
         wh_prefetch(&s.pkts[e.b])
-        wh_prefetch(&s.ports[e.a])
-    elif e.kind == EV_TX_DONE or e.kind == EV_NIC_WAKE:
-        wh_prefetch(&s.ports[e.a])
+        wh_prefetch(&s.mmu[e.a])
+    pt = <char*>&s.ports[e.a]
+    if e.kind == EV_ARRIVE or e.kind == EV_TX_DONE or e.kind == EV_NIC_WAKE:
+        wh_prefetch(pt)
+        wh_prefetch(pt + 64)
+        wh_prefetch(pt + 128)
+        wh_prefetch(pt + 192)
+        wh_prefetch(pt + 256)
+        wh_prefetch(pt + 320)
 
 
 cdef int run_loop(Sim* s, int64_t until, int32_t* user) noexcept nogil:
