@@ -54,7 +54,9 @@ cdef void* _grow(void* p, size_t n, size_t size) except NULL:
 cdef extern from "stdlib.h":
     int posix_memalign(void** memptr, size_t alignment, size_t size) nogil
 
-DEF FLOW_ALIGN = 64             # the flows array's alignment: a Flow's cache lines are its own (defs.pxd)
+DEF FLOW_ALIGN = 64             # a cache line: the flows array's alignment (a Flow's lines are its own, defs.pxd),
+                                # and calloc_lines'
+
 
 cdef void* _grow_aligned(void* p, size_t old_n, size_t n, size_t size) except NULL:
     """_grow for an array that must start on a FLOW_ALIGN boundary (its first old_n
@@ -1033,15 +1035,15 @@ cdef inline int rank_slot(Sim* s, Event* e) noexcept nogil:
 
 cdef inline void event_prefetch(Sim* s, Event* e) noexcept nogil:
     """Start loading what the event at the heap's top works on (its port; an arrival's
-    packet) while the current one is processed: the packet pool, the ports and the
+    packet and MMU port) while the current one is processed: the packet pool, the ports and the
     flows outgrow the cache, and waiting for those lines is much of an event's time.
     A hint only: nothing is read or written."""
     cdef char* pt
     if e.kind == EV_ARRIVE:
         wh_prefetch(&s.pkts[e.b])
         wh_prefetch(&s.mmu[e.a])
-    pt = <char*>&s.ports[e.a]
     if e.kind == EV_ARRIVE or e.kind == EV_TX_DONE or e.kind == EV_NIC_WAKE:
+        pt = <char*>&s.ports[e.a]      # (all six lines of it: the queues, counters and wake-up are read)
         wh_prefetch(pt)
         wh_prefetch(pt + 64)
         wh_prefetch(pt + 128)
