@@ -134,7 +134,8 @@ class PacketBackend(Backend):
                               value=n)
         self._lps = int(c.lps) or partition.default_lps(f, n, exact)
         self._exact = exact
-        self._cut = "rate"                  # until the first run cuts by the flows' traffic (_cut_by_traffic)
+        self._cut = "rate"                  # what the fabric is cut by (processes(), stats)
+        self._cut_pending = True            # the first run cuts it again, by the flows' traffic (_cut_by_traffic)
         self._port_load = None
         self.lp_of_node = partition.cut(f, self._lps)
         try:
@@ -148,6 +149,7 @@ class PacketBackend(Backend):
         so fewer packets cross between processes and their loads follow the flows'; with
         no flows the cut by rate stays.  Flows sent after the first run do not move it."""
         from . import partition
+        self._cut_pending = False
         if self._lps <= 1:
             self._cut = "none (one process)"
             return
@@ -248,7 +250,7 @@ class PacketBackend(Backend):
 
     def run(self, until, progress):
         k = self._kernel
-        if self._threads > 0 and self._cut == "rate":
+        if self._threads > 0 and self._cut_pending:
             self._cut_by_traffic()
         limit = self._stop_ps if until is None else min(until, self._stop_ps)
         bar = None
