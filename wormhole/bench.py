@@ -26,6 +26,15 @@ command to ours (set-up + run), and whether its fct.txt is byte-identical to our
 --reference-setup also times its set-up alone (stopped 1 ns before the first flow) and gives
 the ratio of the run phases.
 
+With --htsim CMD (htsim's HPCC binary, htsim_hpcc, built from its repository) two more
+scenarios run, HPCC permutations of 1 MB flows on k=8 and k=16 fat-trees (128 and 1,024
+hosts, 100 Gb/s, 1 us links) in 9,000-byte packets (htsim's default: its PFC thresholds
+count packets, and at 1,000 bytes it stalls), on ours and on htsim, given the same flows as
+a connection matrix (CMD -tm FILE -nodes N -strat ecmp_host -paths 16, in a scratch
+directory): htsim's wall-clock (one run, and one of its set-up alone: the same fabric with
+no connections), its run phase over ours, and the mean FCT of each (the two simulators'
+HPCC and switches differ, so FCTs agree only roughly).
+
 Each scenario runs --repeat times; the median wall-clock is reported.  The
 reference simulator (C++, -O3) processes 1.0-2.2 M events/s on a 2-core machine
 (its summary.txt files in ../shared/reference/hpcc-ns3-runs/).
@@ -47,6 +56,52 @@ def incast(cc="none", **over):
     for i in range(16):
         net.send(i, 16, 10_000_000)
     return net
+
+
+def htsim_permutation(k):
+    """A builder of an HPCC permutation of 1 MB flows on fat_tree(k) in 9,000-byte packets, the
+    scenario --htsim runs on htsim too."""
+    def build(cc="hpcc", **over):
+        return _permutation(wh.fat_tree(k), "hpcc", 1, dict({"mtu": 9000}, **over))
+    return build
+
+
+HTSIM_SCENARIOS = {"htsim_fattree8_perm_9KB": 8, "htsim_fattree16_perm_9KB": 16}
+
+
+def measure_htsim(argv, build, ours):
+    """htsim (argv) on the flows of ``build`` written as a connection matrix, beside ``ours``
+    (measure's row): its wall-clock, ours over it, each one's mean FCT in us and how many
+    flows it finished."""
+    import shlex
+    import subprocess
+    import tempfile
+    from .workload.htsim import cm_text, network_connections
+    net = build()
+    hosts = len(net.topology.hosts)
+    runs = {}
+    with tempfile.TemporaryDirectory(prefix="wormhole-htsim-") as d:
+        for what, text in (("setup", cm_text([], hosts)), ("whole", cm_text(*network_connections(net)))):
+            path = os.path.join(d, what + ".cm")        # (set-up alone: the same fabric with no connections)
+            with open(path, "w") as fh:
+                fh.write(text)
+            cmd = argv + ["-tm", path, "-nodes", str(hosts), "-strat", "ecmp_host", "-paths", "16", "-end", "100000"]
+            t0 = time.perf_counter()
+            try:
+                p = subprocess.run(cmd, cwd=d, capture_output=True, text=True)
+            except OSError as e:
+                raise wh.WormholeError("--htsim %s: %s" % (shlex.join(argv), e))
+            runs[what] = (time.perf_counter() - t0, p)
+            if p.returncode != 0:
+                raise wh.WormholeError("--htsim %s: exit status %d: %s" % (
+                    shlex.join(argv), p.returncode, (p.stderr or p.stdout).strip().splitlines()[-1:]))
+    wall, p = runs["whole"]
+    fin = [float(line.split(" finished at ")[1].split()[0]) for line in p.stdout.splitlines()
+           if " finished at " in line]        # "Flow NAME finished at T total bytes B" (us; every flow starts at 0)
+    return {"wall_seconds": round(wall, 4), "setup_seconds": round(runs["setup"][0], 4),
+            "ratio_run": round((wall - runs["setup"][0]) / max(1e-9, ours["wall_seconds"]), 3),
+            "flows_finished": len(fin), "flows": hosts, "fct_mean_us": round(statistics.mean(fin), 2) if fin else None,
+            "ours_fct_mean_us": ours["fct_mean_us"]}
 
 
 def _config(cc, **over):
@@ -155,6 +210,8 @@ def measure(name, build, repeat, cc="none", **over):
         "drops": st["drops"],
         "repeat": repeat,
         "fct": net.fct_lines(),
+        "fct_mean_us": round(float(net.results["fct"][net.results["fct"] >= 0].mean()) / 1e6, 2)
+        if st["flows_completed"] else None,
         "parallel_stats": st.get("parallel"),
     }
 
@@ -252,6 +309,9 @@ def kernel_main(argv=None):
                          "LD_LIBRARY_PATH=B B/scratch/third\" for the HPCC fork built in B. Adds its wall-clock, "
                          "the ratio to ours over the whole command (set-up + run), and whether its fct.txt is "
                          "byte-identical to ours; runs once per input")
+    ap.add_argument("--htsim", metavar="CMD",
+                    help="also run two HPCC permutations in 9,000-byte packets (fat_tree 8 and 16) on htsim: CMD is "
+                         "its htsim_hpcc; adds its wall-clock, ours over it and both mean FCTs")
     ap.add_argument("--reference-setup", action="store_true",
                     help="with --reference: also time its set-up alone (the config stopped 1 ns before the first "
                          "flow) and give the ratio of the run phases")
@@ -266,6 +326,14 @@ def kernel_main(argv=None):
         except wh.WormholeError as e:
             sys.stderr.write("wormhole.bench kernel: error: %s\n" % e)
             sys.exit(2)
+    htsim_argv = None
+    if args.htsim:
+        import shlex
+        import shutil
+        htsim_argv = shlex.split(args.htsim)
+        if not htsim_argv or shutil.which(htsim_argv[0]) is None:
+            sys.stderr.write("wormhole.bench kernel: error: --htsim %r: no such program\n" % args.htsim)
+            sys.exit(2)
     threads = ()
     if args.threads:
         try:
@@ -279,6 +347,8 @@ def kernel_main(argv=None):
     if not args.no_reference and os.path.isdir(_REF_DIR):
         runs += [(case, reference_run(case), case.rsplit("_", 1)[1], os.path.join(_REF_DIR, case))
                  for case in REFERENCE_RUNS]
+    if htsim_argv:
+        runs += [(name, htsim_permutation(k), "hpcc", None) for name, k in HTSIM_SCENARIOS.items()]
     for d in args.input:
         if not os.path.isfile(os.path.join(d, "config.txt")):
             ap.error("--input %s: no config.txt in it" % d)
@@ -307,11 +377,23 @@ def kernel_main(argv=None):
             except wh.WormholeError as e:
                 sys.stderr.write("wormhole.bench kernel: error: %s\n" % e)
                 sys.exit(2)
+        if htsim_argv and name in HTSIM_SCENARIOS:
+            try:
+                r["htsim"] = measure_htsim(htsim_argv, build, r)
+            except wh.WormholeError as e:
+                sys.stderr.write("wormhole.bench kernel: error: %s\n" % e)
+                sys.exit(2)
         del r["fct"]
         if args.json:
             print(json.dumps(r, sort_keys=True))
         else:
             print(_table_row(r, ref_argv is not None, args.reference_setup))
+            if "htsim" in r:
+                h = r["htsim"]
+                print("%-26s htsim %.3f s, %.3f s of it set-up: its run phase %.1fx ours; mean FCT %s us (%d of %d "
+                      "flows finished) against ours %s us" % (
+                          "", h["wall_seconds"], h["setup_seconds"], h["ratio_run"], h["fct_mean_us"],
+                          h["flows_finished"], h["flows"], h["ours_fct_mean_us"]))
         sys.stdout.flush()
 
 
