@@ -66,3 +66,14 @@ def run_cli(*args, timeout=300):
     root = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
     return subprocess.run([sys.executable, "-m", "wormhole", *args], capture_output=True, text=True,
                           env=env, cwd=os.path.dirname(root), timeout=timeout)
+
+
+def stand_in(tmp_path, monkeypatch, name, text):
+    """An executable script ``name`` in tmp_path (a stand-in for an outside simulator), with FAKE_LOG
+    pointing at tmp_path/log.txt for it to write what it saw."""
+    import stat
+    prog = tmp_path / name
+    prog.write_text(text)
+    prog.chmod(prog.stat().st_mode | stat.S_IEXEC)
+    monkeypatch.setenv("FAKE_LOG", str(tmp_path / "log.txt"))
+    return prog

@@ -2,12 +2,12 @@
 htsim_hpcc: a small script that reads the connection matrix it is given as htsim does and prints a
 finish line per connection, so the tests need no htsim build."""
 import json
-import stat
 import subprocess
 import sys
 
 import pytest
 
+from conftest import stand_in
 from wormhole.bench import kernel_main
 from wormhole.workload.htsim import read_cm
 
@@ -30,11 +30,7 @@ for k, c in enumerate(conns):
 
 @pytest.fixture
 def fake(tmp_path, monkeypatch):
-    prog = tmp_path / "htsim_hpcc"
-    prog.write_text(FAKE)
-    prog.chmod(prog.stat().st_mode | stat.S_IEXEC)
-    monkeypatch.setenv("FAKE_LOG", str(tmp_path / "log.txt"))
-    return prog
+    return stand_in(tmp_path, monkeypatch, "htsim_hpcc", FAKE)
 
 
 def test_kernel_bench_runs_the_same_permutation_on_htsim(fake, capsys, tmp_path):

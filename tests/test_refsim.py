@@ -3,12 +3,12 @@ with a stand-in for the reference: a small script that reads config.txt as the r
 writes the FCT file it is given, so the tests need no ns-3 build."""
 import json
 import os
-import stat
 import subprocess
 import sys
 
 import pytest
 
+from conftest import stand_in
 from wormhole import refsim
 from wormhole.bench import kernel_main
 
@@ -35,12 +35,8 @@ if float(cfg["SIMULATOR_STOP_TIME"]) > first:
 
 @pytest.fixture
 def fake(tmp_path, monkeypatch):
-    prog = tmp_path / "third"
-    prog.write_text(FAKE)
-    prog.chmod(prog.stat().st_mode | stat.S_IEXEC)
-    monkeypatch.setenv("FAKE_LOG", str(tmp_path / "log.txt"))
     monkeypatch.setenv("FAKE_FCT", os.path.join(CASE, "fct.txt"))
-    return prog
+    return stand_in(tmp_path, monkeypatch, "third", FAKE)
 
 
 def test_rewrite_config_makes_inputs_absolute_and_redirects_outputs(tmp_path):
