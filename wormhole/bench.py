@@ -94,7 +94,7 @@ def measure_htsim(argv, build, ours):
             runs[what] = (time.perf_counter() - t0, p)
             if p.returncode != 0:
                 raise wh.WormholeError("--htsim %s: exit status %d: %s" % (
-                    shlex.join(argv), p.returncode, (p.stderr or p.stdout).strip().splitlines()[-1:]))
+                    shlex.join(argv), p.returncode, ((p.stderr or p.stdout).strip().splitlines() or [""])[-1]))
     wall, p = runs["whole"]
     fin = [float(line.split(" finished at ")[1].split()[0]) for line in p.stdout.splitlines()
            if " finished at " in line]        # "Flow NAME finished at T total bytes B" (us; every flow starts at 0)
