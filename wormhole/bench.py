@@ -71,8 +71,8 @@ HTSIM_SCENARIOS = {"htsim_fattree8_perm_9KB": 8, "htsim_fattree16_perm_9KB": 16}
 
 def measure_htsim(argv, build, ours):
     """htsim (argv) on the flows of ``build`` written as a connection matrix, beside ``ours``
-    (measure's row): its wall-clock, ours over it, each one's mean FCT in us and how many
-    flows it finished."""
+    (measure's row): its wall-clock, that of its set-up alone (the fabric with no connections),
+    its run phase over ours, each one's mean FCT in us and how many flows htsim finished."""
     import shlex
     import subprocess
     import tempfile
@@ -177,6 +177,13 @@ def events_per_packet(st):
     return {c: named[c] / n for c in KIND_COLUMNS + IDLE_COLUMNS}
 
 
+def _fct_mean_us(net):
+    """The mean FCT of a run's finished flows, us (None if none finished)."""
+    fct = net.results["fct"]
+    fct = fct[fct >= 0]
+    return round(float(fct.mean()) / 1e6, 2) if len(fct) else None
+
+
 def measure(name, build, repeat, cc="none", **over):
     walls, setups = [], []
     for _ in range(repeat):
@@ -210,8 +217,7 @@ def measure(name, build, repeat, cc="none", **over):
         "drops": st["drops"],
         "repeat": repeat,
         "fct": net.fct_lines(),
-        "fct_mean_us": round(float(net.results["fct"][net.results["fct"] >= 0].mean()) / 1e6, 2)
-        if st["flows_completed"] else None,
+        "fct_mean_us": _fct_mean_us(net),
         "parallel_stats": st.get("parallel"),
     }
 
@@ -290,8 +296,8 @@ def kernel_main(argv=None):
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--repeat", type=int, default=3)
     ap.add_argument("--json", action="store_true", help="one JSON object per scenario")
-    ap.add_argument("--only", help="one scenario by name (%s, or an --input folder's name)" % ", ".join(
-        sorted(SCENARIOS) + list(REFERENCE_RUNS)))
+    ap.add_argument("--only", help="one scenario by name (%s, with --htsim %s, or an --input folder's name)" % (
+        ", ".join(sorted(SCENARIOS) + list(REFERENCE_RUNS)), " or ".join(HTSIM_SCENARIOS)))
     from .cc import REGISTRY
     ap.add_argument("--cc", default="all", choices=list(REGISTRY) + ["all"],
                     help="%s or all (default)" % ", ".join(REGISTRY))
@@ -311,7 +317,7 @@ def kernel_main(argv=None):
                          "byte-identical to ours; runs once per input")
     ap.add_argument("--htsim", metavar="CMD",
                     help="also run two HPCC permutations in 9,000-byte packets (fat_tree 8 and 16) on htsim: CMD is "
-                         "its htsim_hpcc; adds its wall-clock, ours over it and both mean FCTs")
+                         "its htsim_hpcc; adds its wall-clock, its run phase over ours and both mean FCTs")
     ap.add_argument("--reference-setup", action="store_true",
                     help="with --reference: also time its set-up alone (the config stopped 1 ns before the first "
                          "flow) and give the ratio of the run phases")
