@@ -292,6 +292,12 @@ def _table_row(r, ref=False, ref_setup=False):
             + " %8.3f %7.2f" % (r["wall_seconds"], r["events_per_second"] / 1e6) + par)
 
 
+def _exit_error(msg):
+    """A bench kernel error: one line on stderr, exit status 2."""
+    sys.stderr.write("wormhole.bench kernel: error: %s\n" % msg)
+    sys.exit(2)
+
+
 def kernel_main(argv=None):
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--repeat", type=int, default=3)
@@ -330,16 +336,14 @@ def kernel_main(argv=None):
         try:
             ref_argv = parse_command(args.reference)
         except wh.WormholeError as e:
-            sys.stderr.write("wormhole.bench kernel: error: %s\n" % e)
-            sys.exit(2)
+            _exit_error(e)
     htsim_argv = None
     if args.htsim:
         import shlex
         import shutil
         htsim_argv = shlex.split(args.htsim)
         if not htsim_argv or shutil.which(htsim_argv[0]) is None:
-            sys.stderr.write("wormhole.bench kernel: error: --htsim %r: no such program\n" % args.htsim)
-            sys.exit(2)
+            _exit_error("--htsim %r: no such program" % args.htsim)
     threads = ()
     if args.threads:
         try:
@@ -381,14 +385,12 @@ def kernel_main(argv=None):
             try:
                 r["reference"] = measure_reference(ref_argv, folder, r, build, args.reference_setup)
             except wh.WormholeError as e:
-                sys.stderr.write("wormhole.bench kernel: error: %s\n" % e)
-                sys.exit(2)
+                _exit_error(e)
         if htsim_argv and name in HTSIM_SCENARIOS:
             try:
                 r["htsim"] = measure_htsim(htsim_argv, build, r)
             except wh.WormholeError as e:
-                sys.stderr.write("wormhole.bench kernel: error: %s\n" % e)
-                sys.exit(2)
+                _exit_error(e)
         del r["fct"]
         if args.json:
             print(json.dumps(r, sort_keys=True))

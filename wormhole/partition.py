@@ -72,8 +72,8 @@ def default_lps(fabric, threads, exact=True):
 
 
 def weights(fabric, port_load=None):
-    """(groups, the groups' roots, each root's weight, {(root a, root b): weight of the links
-    between them}, the unit of both), for METIS to scale into integers.  With ``port_load``
+    """(groups, the groups' roots, each root's weight, {(root a, root b), a < b: weight of the
+    links between them, both ways}, the unit of both), for METIS to scale into integers.  With ``port_load``
     (per port, the packets sent out of it) a group weighs the packets its ports send and
     receive (a hop's transmission ends at its port, its arrival at the peer's) and a link
     the packets over it, both ways; else a port weighs its rate in units of the fabric's
@@ -101,7 +101,8 @@ def weights(fabric, port_load=None):
             # processed 66 k events per 100 Gb/s, a switch port 41 k)
             weight[ra] += u * (1.0 if fabric.is_switch[a] else HOST_WEIGHT)
         if ra != rb:
-            links[(ra, rb)] = links.get((ra, rb), 0.0) + u
+            key = (ra, rb) if ra < rb else (rb, ra)
+            links[key] = links.get(key, 0.0) + u
     return g, roots, weight, links, unit
 
 
@@ -131,9 +132,9 @@ def cut(fabric, n_lp, port_load=None):
         return np.zeros(len(g), dtype=np.int32)
     idx = {r: i for i, r in enumerate(roots)}
     adj = [dict() for _ in roots]
-    for (ra, rb), u in links.items():               # (both directions of a link: METIS wants both)
-        adj[idx[ra]][idx[rb]] = adj[idx[ra]].get(idx[rb], 0.0) + u
-        adj[idx[rb]][idx[ra]] = adj[idx[rb]].get(idx[ra], 0.0) + u
+    for (ra, rb), u in links.items():               # (METIS wants each edge from both ends)
+        adj[idx[ra]][idx[rb]] = u
+        adj[idx[rb]][idx[ra]] = u
     xadj, adjncy, ew = [0], [], []
     for i in range(len(roots)):
         for j in sorted(adj[i]):
@@ -145,7 +146,7 @@ def cut(fabric, n_lp, port_load=None):
                               eweights=ew, recursive=False,
                               options=pymetis.Options(seed=METIS_SEED, ncuts=METIS_CUTS))[1]
     part = _fill_empty(list(part), k, vw)
-    number = {}                                     # parts renumbered by their first group (METIS may leave one empty)
+    number = {}                                     # parts renumbered in the order of their first group
     for q in part:
         number.setdefault(int(q), len(number))
     return np.array([number[int(part[idx[int(x)]])] for x in g], dtype=np.int32)

@@ -58,17 +58,6 @@ DEF FLOW_ALIGN = 64             # a cache line: the flows array's alignment (a F
                                 # and calloc_lines'
 
 
-cdef void* _grow_aligned(void* p, size_t old_n, size_t n, size_t size) except NULL:
-    """_grow for an array that must start on a FLOW_ALIGN boundary (its first old_n
-    entries copied)."""
-    cdef void* q = NULL
-    if posix_memalign(&q, FLOW_ALIGN, n * size if n > 0 else size) != 0 or q == NULL:
-        raise MemoryError()
-    if p != NULL and old_n > 0:
-        memcpy(q, p, (old_n if old_n < n else n) * size)
-    free(p)
-    return q
-
 cdef void* calloc_lines(size_t n, size_t size) noexcept nogil:
     """calloc on a FLOW_ALIGN boundary, rounded up to whole cache lines: what two threads
     write (a link's two ports, two logical processes' Sims and outboxes) never shares a
@@ -79,6 +68,18 @@ cdef void* calloc_lines(size_t n, size_t size) noexcept nogil:
     if posix_memalign(&q, FLOW_ALIGN, bytes) != 0:
         return NULL
     memset(q, 0, bytes)
+    return q
+
+
+cdef void* _grow_aligned(void* p, size_t old_n, size_t n, size_t size) except NULL:
+    """_grow for an array that must start on a FLOW_ALIGN boundary (calloc_lines; its first
+    old_n entries copied)."""
+    cdef void* q = calloc_lines(n, size)
+    if q == NULL:
+        raise MemoryError()
+    if p != NULL and old_n > 0:
+        memcpy(q, p, (old_n if old_n < n else n) * size)
+    free(p)
     return q
 
 # ---------------------------------------------------------------- packet pool
