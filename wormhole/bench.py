@@ -17,7 +17,9 @@ reference run script's preset at 100 Gb/s), on
 With --threads 1,2 each scenario also runs on the partitioned kernel (threads=N) at
 those thread counts: wall-clock per count, the speedup of the last over the first
 and over the sequential run, and whether fct.txt was byte-identical to the
-sequential run's at every count.
+sequential run's at every count.  The last count's processes also run on one thread
+(the same cut), which splits the speedup over the sequential run into what the cut
+costs (work) and what the threads gain on it.
 
 With --reference CMD each reference-format input (the tests/data cases and every --input
 folder) also runs on the reference simulator (CMD, the config's path appended; it runs in a
@@ -225,20 +227,34 @@ def measure(name, build, repeat, cc="none", **over):
 def measure_parallel(name, build, repeat, cc, threads, seq):
     """The partitioned kernel at each thread count: median wall-clock per count, the speedup of the
     last count over the first and over the sequential run ``seq`` (measure's row), and whether
-    fct.txt was byte-identical to the sequential run's at every count."""
+    fct.txt was byte-identical to the sequential run's at every count.
+
+    When the last count runs several processes, they also run on one thread (``one_thread``: the
+    same cut, the same rounds, ranking and cut packets, no second core), which splits the speedup
+    over the sequential run into two factors: ``work``, what the cut costs (that run over the
+    sequential one), and ``speedup_same_cut``, what the threads gain on it (that run over the
+    last count's): speedup_vs_sequential = speedup_same_cut / work."""
     rows = {t: measure(name, build, repeat, cc, threads=t) for t in threads}
     first, last = rows[threads[0]], rows[threads[-1]]
-    return {
+    out = {
         "threads": list(threads),
         "wall_seconds": {str(t): r["wall_seconds"] for t, r in rows.items()},
         "events": last["events"],
         "speedup": round(first["wall_seconds"] / max(1e-9, last["wall_seconds"]), 3),
         "speedup_vs_sequential": round(seq["wall_seconds"] / max(1e-9, last["wall_seconds"]), 3),
-        "fct_identical": all(r["fct"] == seq["fct"] for r in rows.values()),
         "lps": last["parallel_stats"]["lps"], "rounds": last["parallel_stats"]["rounds"],
         "lookahead_ps": last["parallel_stats"]["lookahead_ps"],
         "cut_packets": last["parallel_stats"]["cut_packets"],
     }
+    runs = list(rows.values())
+    if out["lps"] > 1 and threads[-1] > 1:
+        one = measure(name, build, repeat, cc, threads=1, lps=out["lps"])
+        runs.append(one)
+        out["one_thread"] = {"lps": out["lps"], "wall_seconds": one["wall_seconds"],
+                             "work": round(one["wall_seconds"] / max(1e-9, seq["wall_seconds"]), 3),
+                             "speedup_same_cut": round(one["wall_seconds"] / max(1e-9, last["wall_seconds"]), 3)}
+    out["fct_identical"] = all(r["fct"] == seq["fct"] for r in runs)
+    return out
 
 
 def measure_reference(argv, folder, ours, build, setup):
@@ -262,8 +278,11 @@ def measure_reference(argv, folder, ours, build, setup):
 def _table_header(threads=(), ref=False, ref_setup=False):
     par = ""
     if threads:
-        par = " " + " ".join("%8s" % ("par%d s" % t) for t in threads) + " %6s %6s %5s" % (
-            "x%d/%d" % (threads[-1], threads[0]), "x seq", "same")
+        par = " " + " ".join("%8s" % ("par%d s" % t) for t in threads) + " %6s %6s" % (
+            "x%d/%d" % (threads[-1], threads[0]), "x seq")
+        if threads[-1] > 1:
+            par += " %8s %6s %6s" % ("1 thr s", "work", "x cut")
+        par += " %5s" % "same"
     if ref:
         par += " %8s" % "ref s" + (" %8s" % "ref su s" if ref_setup else "") + " %6s" % "x all" + (
             " %6s" % "x run" if ref_setup else "") + " %5s" % "same"
@@ -276,8 +295,12 @@ def _table_row(r, ref=False, ref_setup=False):
     p = r.get("parallel")
     if p:
         par = (" " + " ".join("%8.3f" % p["wall_seconds"][str(t)] for t in p["threads"])
-               + " %6s %6.2f %5s" % ("%.2f" % p["speedup"] if len(p["threads"]) > 1 else "-",
-                                     p["speedup_vs_sequential"], "yes" if p["fct_identical"] else "NO"))
+               + " %6s %6.2f" % ("%.2f" % p["speedup"] if len(p["threads"]) > 1 else "-", p["speedup_vs_sequential"]))
+        if p["threads"][-1] > 1:
+            o = p.get("one_thread")
+            par += (" %8.3f %6.2f %6.2f" % (o["wall_seconds"], o["work"], o["speedup_same_cut"]) if o
+                    else " %8s %6s %6s" % ("-", "-", "-"))
+        par += " %5s" % ("yes" if p["fct_identical"] else "NO")
     if ref:
         q = r.get("reference")
         if q:
@@ -314,7 +337,8 @@ def kernel_main(argv=None):
     ap.add_argument("--threads", default=None, metavar="N,M,...",
                     help="parallel columns: the partitioned kernel at these thread counts, e.g. 1,2: "
                          "wall-clock per count, the speedup of the last over the first and over the sequential "
-                         "run, fct.txt byte-identical")
+                         "run, the last count's processes on one thread (what the cut costs, what the threads "
+                         "gain on it), fct.txt byte-identical")
     ap.add_argument("--reference", metavar="CMD",
                     help="also run the reference simulator on each reference-format input (the tests/data cases "
                          "and every --input): CMD is its command, the config's path appended, e.g. \"env "
@@ -374,6 +398,11 @@ def kernel_main(argv=None):
                   "same: its fct.txt byte-identical to ours" % (
                       ", and one of its set-up alone" if args.reference_setup else "",
                       "; x run: its run phase (whole - set-up) over ours" if args.reference_setup else ""))
+        if threads and threads[-1] > 1:
+            print("par N s: the partitioned kernel on N threads; 1 thr s: the last count's processes on one thread "
+                  "(the same cut); work: that over the sequential run (what the cut costs); x cut: that over the "
+                  "last count (what the threads gain on it); x seq = x cut / work; same: fct.txt byte-identical "
+                  "to the sequential run's in every run")
         print(_table_header(threads, ref_argv is not None, args.reference_setup))
     for name, build, cc, folder in runs:
         if args.only and name != args.only:
