@@ -53,6 +53,12 @@ def _check_identical(topo, flows, cfg, local=False):
         assert p["threads"] == threads and p["tie_key"] == ("local" if local else "rank")
         if lps != 1:
             assert p["lps"] > 1 and p["cut_packets"] > 0      # the fabric really was cut
+        # per process: its events and cut packets add up to the run's, and each process ran
+        pp = p["per_process"]
+        assert len(pp) == p["lps"]
+        assert sum(q["events"] for q in pp) == net.stats["events"]
+        assert sum(q["cut_packets"] for q in pp) == p["cut_packets"]
+        assert all(q["events"] > 0 and q["busy_seconds"] > 0 for q in pp)
         assert net.fct_lines() == ref_fct, (threads, lps)
         assert net.pfc_lines() == ref_pfc, (threads, lps)
         for k in STATS:

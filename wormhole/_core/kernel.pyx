@@ -1615,8 +1615,9 @@ cdef class Kernel:
     def parallel_stats(self):
         """{'lps', 'threads', 'lookahead_ps', 'round_ps', 'rounds', 'cut_packets', 'tie_key', 'deferred_draws',
         'ties_across', 'merge_seconds', 'wait_seconds' (per thread, the seconds it waited at each of a round's
-        barriers: after the processes' events, the ranks, the draws, the imports), 'lp_of_port'} of a
-        partitioned kernel, else None."""
+        barriers: after the processes' events, the ranks, the draws, the imports), 'per_process' (per process,
+        over every run: 'events' it processed, 'busy_seconds' its rounds took, 'cut_packets' it sent over cut
+        links), 'lp_of_port'} of a partitioned kernel, else None."""
         cdef Par* P = <Par*>self.s.par
         if P == NULL:
             return None
@@ -1625,6 +1626,8 @@ cdef class Kernel:
                 "tie_key": "rank" if self.s.key_mode == KEY_RANK else "local",
                 "deferred_draws": P.deferred, "ties_across": P.ties_across, "merge_seconds": P.merge_s,
                 "wait_seconds": [[P.wait_s[t * WAIT_SITES + w] for w in range(WAIT_SITES)] for t in range(P.threads)],
+                "per_process": [{"events": P.lps[j].ev_total, "busy_seconds": P.lps[j].busy_s,
+                                 "cut_packets": P.lps[j].sent_total} for j in range(P.n_lp)],
                 "lp_of_port": [P.lp_of_port[i] for i in range(self.s.n_ports)]}
 
     def set_tie_key(self, int mode):

@@ -80,6 +80,9 @@ ctypedef struct Lp:
     int32_t done0       # KEY_RANK: completions and PFC records before the round (the round's are ranked
     int64_t pfc0        # at its end)
     int64_t head        # KEY_RANK, draws_resolve: its next draw
+    int64_t ev_total    # events it processed, over every run (Kernel.parallel_stats: per_process)
+    int64_t sent_total  # packets it sent over cut links, over every run
+    double busy_s       # wall-clock seconds its rounds took (lp_round), over every run
 
 ctypedef struct Par:
     # The parallel driver of a Kernel (Sim.par).
@@ -251,6 +254,9 @@ cdef int lp_enter(Sim* m, Par* P, Lp* L) noexcept nogil:
 cdef void lp_exit(Sim* m, Lp* L) noexcept nogil:
     """End of a run: the LP's statistics go to the Kernel's."""
     cdef Sim* s = L.s
+    cdef int k
+    for k in range(<int>N_EVENT_KINDS):
+        L.ev_total += s.events[k]
     stats_add(m, s)
     m.ns3rng.draws += s.ns3rng.draws - L.draws0
     if s.fail and not m.fail:
@@ -309,8 +315,10 @@ cdef void lp_round(Lp* L, int64_t end, int64_t base) noexcept nogil:
     cdef int32_t user = -1, j
     cdef int64_t pops = 0, k
     cdef int kk
+    cdef double w0 = openmp.omp_get_wtime()
     for j in range(L.n_lp):             # the targets imported last round's
         L.sent += L.n_out[j]
+        L.sent_total += L.n_out[j]
         L.n_out[j] = 0
     s.slot0 = s.n_slot
     s.rank_base = base
@@ -324,6 +332,7 @@ cdef void lp_round(Lp* L, int64_t end, int64_t base) noexcept nogil:
         pops += s.pops[kk]
     L.load_next = (L.load * 3 + (pops - L.pops0) * 1024) // 4    # (x1024: integer smoothing)
     L.pops0 = pops
+    L.busy_s += openmp.omp_get_wtime() - w0
 
 
 cdef void lp_import(Par* P, int32_t j) noexcept nogil:
@@ -840,6 +849,7 @@ cdef int par_run(Sim* m, Par* P, int64_t until) noexcept nogil:
     for i in range(n):
         for j in range(n):                      # the last round's, imported
             P.lps[i].sent += P.lps[i].n_out[j]
+            P.lps[i].sent_total += P.lps[i].n_out[j]
             P.lps[i].n_out[j] = 0
         P.xfers += P.lps[i].sent
         P.lps[i].sent = 0
