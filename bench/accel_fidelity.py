@@ -19,9 +19,11 @@ Rows (each with every --cc, at every --gpus):
   moe-ep8       aicb-mistral-8x7b (TP 2, SP, EP 8, top-2 of 8 experts): all-to-alls across servers and rails
 
     python bench/accel_fidelity.py [--rows tp2 segments] [--cc hpcc dcqcn timely] [--gpus 32 64] [--layers 2]
-        [--noise]    also a full run with link rates 1 ppm lower: the per-message error of the full
-                     simulation against itself under a perturbation no accelerator avoids (a run it
-                     leaves unchanged, every message at the same time, is reported as no floor measured)
+        [--noise [rate|delay]]
+                     also a full run with link rates 1 ppm lower (rate) or every link 1 ns longer
+                     (delay): the per-message error of the full simulation against itself under a
+                     perturbation no accelerator avoids (a run it leaves unchanged, every message at
+                     the same time, is reported as no floor measured)
         [--steady-window 500 1000 2000] [--steady-theta 0.02 0.05] [--steady-goodput]
                      the accelerator's steady test (l, theta; the quarter-goodput test): every
                      combination is run accelerated against one full run of the row (the paper's
@@ -40,6 +42,7 @@ sys.path.insert(0, HERE)
 
 from wormhole.fidelity import _run_bench, compare  # noqa: E402
 from wormhole.runner import count_text  # noqa: E402
+from wormhole.units import parse_delay_ns  # noqa: E402
 
 FATTREE = os.path.join(HERE, "topologies", "fattree_k8_100g.txt")
 
@@ -82,7 +85,32 @@ def _slower_links(argv, tmp):
     return list(argv[:i]) + [path] + list(argv[i + 1:])
 
 
-def run_row(row, gpus, cc, layers=None, chunk_mb=None, noise=False, knobs=((),)):
+def _longer_links(argv, tmp):
+    """The row's arguments with every link 1 ns longer (the kernel's time quantum: a change every run
+    feels): --delay for the default fabric, or a copy of the --topology file with each link's delay
+    plus 1 ns."""
+    if "--topology" not in argv:
+        return list(argv) + ["--delay", "1001"]
+    i = argv.index("--topology") + 1
+    lines = open(argv[i]).read().splitlines()
+    n_links = int(lines[0].split()[2])
+    out = lines[:2]
+    for line in lines[2:2 + n_links]:
+        f = line.split()
+        f[3] = "%dns" % (parse_delay_ns(f[3]) + 1)
+        out.append(" ".join(f))
+    out += lines[2 + n_links:]
+    path = os.path.join(tmp, os.path.basename(argv[i]))
+    with open(path, "w") as f:
+        f.write("\n".join(out) + "\n")
+    return list(argv[:i]) + [path] + list(argv[i + 1:])
+
+
+# --noise KIND: the perturbation of the full run against itself, and how the report names it
+NOISE = {"rate": (_slower_links, "-1 ppm rates"), "delay": (_longer_links, "+1 ns delays")}
+
+
+def run_row(row, gpus, cc, layers=None, chunk_mb=None, noise=None, knobs=((),)):
     """One row: a full run, then an accelerated run per entry of ``knobs`` (extra
     bench arguments for the accelerated run); a list of summaries."""
     argv = row_argv(row, gpus, cc, layers, chunk_mb)
@@ -95,12 +123,12 @@ def run_row(row, gpus, cc, layers=None, chunk_mb=None, noise=False, knobs=((),))
         out.append(s)
     if noise:
         with tempfile.TemporaryDirectory() as tmp:
-            slow = _run_bench(_slower_links(argv, tmp), False)
-        n, _, _ = compare(full, slow)
+            other = _run_bench(NOISE[noise][0](argv, tmp), False)
+        n, _, _ = compare(full, other)
         rp = n.get("rank_paired") or {}
         floor = {"mean_pct": n["fct_err_mean_pct"], "p99_pct": n["fct_err_p99_pct"],
                  "max_pct": n["fct_err_max_pct"], "iteration_err_pct": n["iteration_err_pct"],
-                 "rank_p99_pct": rp.get("p99_pct"), "identical": same_run(full, slow)}
+                 "rank_p99_pct": rp.get("p99_pct"), "identical": same_run(full, other), "kind": noise}
         for s in out:
             s["noise_floor"] = floor
     return out
@@ -128,11 +156,12 @@ def format_row(r):
         sh.get("steady", 0), memo, sh.get("mirror", 0), r["wall_full_s"], r["wall_accelerated_s"])
     if "noise_floor" in r:
         nf = r["noise_floor"]
+        what = NOISE[nf.get("kind", "rate")][1]
         if nf.get("identical"):
-            line += "  (full vs full at -1 ppm rates: the same run, every message at the same time: no noise floor measured)"
+            line += "  (full vs full at %s: the same run, every message at the same time: no noise floor measured)" % what
         else:
-            line += "  (full vs full at -1 ppm rates: iter %.3f mean %.3f p99 %.2f rank p99 %.2f)" % (
-                nf["iteration_err_pct"], nf["mean_pct"], nf["p99_pct"], nf.get("rank_p99_pct") or float("nan"))
+            line += "  (full vs full at %s: iter %.3f mean %.3f p99 %.2f rank p99 %.2f)" % (
+                what, nf["iteration_err_pct"], nf["mean_pct"], nf["p99_pct"], nf.get("rank_p99_pct") or float("nan"))
     if r.get("accel_args"):
         line += "  [%s]" % r["accel_args"]
     return line
@@ -162,7 +191,10 @@ def main():
     ap.add_argument("--gpus", type=int, nargs="+", default=[32, 64])
     ap.add_argument("--layers", type=int, help="cut the models to this many layers (quicker rows; a pipelined row rounds it up to a multiple of its PP)")
     ap.add_argument("--chunk-mb", help="chunk size of collectives, MB (default: the bench's)")
-    ap.add_argument("--noise", action="store_true", help="also measure the full run's own noise floor")
+    ap.add_argument("--noise", nargs="?", const="rate", choices=sorted(NOISE),
+                    help="also measure the full run's own noise floor: against a full run with every link 1 ppm "
+                         "slower (rate, the default) or 1 ns longer (delay: the kernel's time quantum, which every "
+                         "CC feels; 1 ppm is absorbed where no CC reads a link's rate)")
     ap.add_argument("--steady-window", type=int, nargs="+", metavar="L", help="steady-test windows to sweep")
     ap.add_argument("--steady-theta", type=float, nargs="+", metavar="THETA", help="steady-test thetas to sweep")
     for flag, text in PASSED_SWITCHES:

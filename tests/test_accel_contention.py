@@ -77,7 +77,7 @@ def test_contended_fabric_options():
     assert default_fabric(args).name == wh.rail_optimized(32).name
 
 
-@pytest.mark.parametrize("opt", [["--rate", "99.9999"], ["--fabric", "rail"], ["--servers-per-segment", "2"],
+@pytest.mark.parametrize("opt", [["--rate", "99.9999"], ["--delay", "1001"], ["--fabric", "rail"], ["--servers-per-segment", "2"],
                                  ["--oversubscription", "2"]])
 def test_default_fabric_options_are_refused_beside_a_topology_file(opt, capsys):
     """--topology FILE is the fabric: an option of the default fabric beside it would be ignored
@@ -88,7 +88,7 @@ def test_default_fabric_options_are_refused_beside_a_topology_file(opt, capsys):
     err = capsys.readouterr().err.strip()
     assert len(err.splitlines()) == 1 and opt[0] in err and "t.txt" in err
     args = workload_parser().parse_args(["gpt13b", "--topology", "t.txt"])
-    assert (args.rate, args.fabric, args.oversubscription) == (100.0, "rail", 1.0)
+    assert (args.rate, args.delay, args.fabric, args.oversubscription) == (100.0, 1000.0, "rail", 1.0)
 
 
 def test_contended_pair_without_a_steady_rate_is_not_skipped():

@@ -28,7 +28,7 @@ class _Parser(argparse.ArgumentParser):
 
 
 # the default fabric's options: with --topology FILE the file's links and rates are the fabric
-FABRIC_DEFAULTS = (("rate", "--rate", 100.0), ("fabric", "--fabric", "rail"),
+FABRIC_DEFAULTS = (("rate", "--rate", 100.0), ("delay", "--delay", 1000.0), ("fabric", "--fabric", "rail"),
                    ("servers_per_segment", "--servers-per-segment", None),
                    ("oversubscription", "--oversubscription", 1.0))
 
@@ -38,7 +38,7 @@ def _fabric_options(ap, ns):
     the ones not set their defaults."""
     for attr, flag, default in FABRIC_DEFAULTS:
         if getattr(ns, attr, None) is not None and ns.topology:
-            ap.error("%s %s: the fabric is --topology %s, whose links keep the file's rates "
+            ap.error("%s %s: the fabric is --topology %s, whose links keep the file's rates and delays "
                      "(%s shapes the default fabric only)" % (flag, getattr(ns, attr), ns.topology, flag))
         if getattr(ns, attr, None) is None:
             setattr(ns, attr, default)
@@ -52,6 +52,17 @@ def gpt_argv(model, gpus, cc, pp, chunk_mb=None, micro_batches_pp=4):
     if pp > 1:
         argv += ["--micro-batches", str(micro_batches_pp)]
     return argv
+
+
+def _delay_ns(text):
+    """--delay: a positive number of ns."""
+    try:
+        v = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError("a link delay in ns, not %r" % text)
+    if not v > 0 or v != v or v == float("inf"):
+        raise argparse.ArgumentTypeError("a link delay in ns above 0, not %r" % text)
+    return v
 
 
 def _channels(text):
@@ -108,6 +119,8 @@ def workload_parser():
     ap.add_argument("--gpu", choices=("a100", "h100"))
     ap.add_argument("--topology", help="topology file (default: the rail-optimized fabric for --gpus)")
     ap.add_argument("--rate", type=float, help="link rate of the default fabric, Gb/s (default 100)")
+    ap.add_argument("--delay", type=_delay_ns, metavar="NS",
+                    help="propagation delay of every link of the default fabric, ns (default 1000)")
     ap.add_argument("--fabric", choices=("rail", "fattree"),
                     help="the default fabric without --topology: rail-optimized (default), or the smallest k-ary "
                          "fat-tree with a host per GPU (k even, k^3/4 >= --gpus; GPUs on its first hosts)")
@@ -200,7 +213,7 @@ def run_workload(args, keep=None):
     if args.topology:
         topo = wh.read_topology(args.topology)
     elif gps != 8 and getattr(args, "fabric", "rail") == "rail":
-        topo = wh.rail_optimized(args.gpus, gpus_per_server=gps, rate=gbps(args.rate))
+        topo = wh.rail_optimized(args.gpus, gpus_per_server=gps, rate=gbps(args.rate), delay=_delay_ps(args))
     else:
         topo = default_fabric(args)
     quantum = getattr(args, "time_quantum_ps", None)
@@ -379,15 +392,22 @@ def nvlink_gbps(args):
 
 
 def default_fabric(args):
-    """The fabric of a run without --topology: --fabric, --servers-per-segment, --oversubscription, --rate."""
+    """The fabric of a run without --topology: --fabric, --servers-per-segment, --oversubscription, --rate,
+    --delay."""
     from .units import gbps
     if getattr(args, "fabric", "rail") == "fattree":
         k = 2
         while k ** 3 // 4 < args.gpus:
             k += 2
-        return wh.fat_tree(k, rate=gbps(args.rate))
+        return wh.fat_tree(k, rate=gbps(args.rate), delay=_delay_ps(args))
     return wh.rail_optimized(args.gpus, servers_per_segment=getattr(args, "servers_per_segment", None),
-                             oversubscription=getattr(args, "oversubscription", 1.0), rate=gbps(args.rate))
+                             oversubscription=getattr(args, "oversubscription", 1.0), rate=gbps(args.rate),
+                             delay=_delay_ps(args))
+
+
+def _delay_ps(args):
+    """--delay (ns) in whole ps."""
+    return int(round(getattr(args, "delay", 1000.0) * 1000))
 
 
 def fabric_label(args):
