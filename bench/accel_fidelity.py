@@ -31,6 +31,7 @@ Rows (each with every --cc, at every --gpus):
         [--json]
 """
 import argparse
+import dataclasses
 import json
 import os
 import re
@@ -40,9 +41,10 @@ import tempfile
 HERE = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 sys.path.insert(0, HERE)
 
+import wormhole as wh  # noqa: E402
 from wormhole.fidelity import _run_bench, compare  # noqa: E402
 from wormhole.runner import count_text  # noqa: E402
-from wormhole.units import parse_delay_ns  # noqa: E402
+from wormhole.units import NS  # noqa: E402
 
 FATTREE = os.path.join(HERE, "topologies", "fattree_k8_100g.txt")
 
@@ -92,17 +94,10 @@ def _longer_links(argv, tmp):
     if "--topology" not in argv:
         return list(argv) + ["--delay", "1001"]
     i = argv.index("--topology") + 1
-    lines = open(argv[i]).read().splitlines()
-    n_links = int(lines[0].split()[2])
-    out = lines[:2]
-    for line in lines[2:2 + n_links]:
-        f = line.split()
-        f[3] = "%dns" % (parse_delay_ns(f[3]) + 1)
-        out.append(" ".join(f))
-    out += lines[2 + n_links:]
+    topo = wh.read_topology(argv[i])
+    topo.links = [dataclasses.replace(lk, delay_ps=lk.delay_ps + NS) for lk in topo.links]
     path = os.path.join(tmp, os.path.basename(argv[i]))
-    with open(path, "w") as f:
-        f.write("\n".join(out) + "\n")
+    wh.write_topology(topo, path)
     return list(argv[:i]) + [path] + list(argv[i + 1:])
 
 

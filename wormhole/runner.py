@@ -60,7 +60,7 @@ def _delay_ns(text):
         v = float(text)
     except ValueError:
         raise argparse.ArgumentTypeError("a link delay in ns, not %r" % text)
-    if not v > 0 or v != v or v == float("inf"):
+    if not 0 < v < float("inf"):
         raise argparse.ArgumentTypeError("a link delay in ns above 0, not %r" % text)
     return v
 

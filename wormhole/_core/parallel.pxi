@@ -81,7 +81,7 @@ ctypedef struct Lp:
     int64_t pfc0        # at its end)
     int64_t head        # KEY_RANK, draws_resolve: its next draw
     int64_t ev_total    # events it processed, over every run (Kernel.parallel_stats: per_process)
-    int64_t sent_total  # packets it sent over cut links, over every run
+    int64_t sent_total  # packets it sent over cut links, over every run (sent, added at each run's end)
     double busy_s       # wall-clock seconds its rounds took (lp_round), over every run
 
 ctypedef struct Par:
@@ -318,7 +318,6 @@ cdef void lp_round(Lp* L, int64_t end, int64_t base) noexcept nogil:
     cdef double w0 = openmp.omp_get_wtime()
     for j in range(L.n_lp):             # the targets imported last round's
         L.sent += L.n_out[j]
-        L.sent_total += L.n_out[j]
         L.n_out[j] = 0
     s.slot0 = s.n_slot
     s.rank_base = base
@@ -849,9 +848,9 @@ cdef int par_run(Sim* m, Par* P, int64_t until) noexcept nogil:
     for i in range(n):
         for j in range(n):                      # the last round's, imported
             P.lps[i].sent += P.lps[i].n_out[j]
-            P.lps[i].sent_total += P.lps[i].n_out[j]
             P.lps[i].n_out[j] = 0
         P.xfers += P.lps[i].sent
+        P.lps[i].sent_total += P.lps[i].sent
         P.lps[i].sent = 0
         if P.lps[i].s.fail:
             m.fail = P.lps[i].s.fail
