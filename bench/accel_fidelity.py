@@ -31,7 +31,6 @@ Rows (each with every --cc, at every --gpus):
         [--json]
 """
 import argparse
-import dataclasses
 import json
 import os
 import re
@@ -41,10 +40,8 @@ import tempfile
 HERE = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 sys.path.insert(0, HERE)
 
-import wormhole as wh  # noqa: E402
-from wormhole.fidelity import _run_bench, compare  # noqa: E402
+from wormhole.fidelity import _run_bench, compare, longer_bench_argv, noise_floor  # noqa: E402
 from wormhole.runner import count_text  # noqa: E402
-from wormhole.units import NS  # noqa: E402
 
 FATTREE = os.path.join(HERE, "topologies", "fattree_k8_100g.txt")
 
@@ -87,22 +84,8 @@ def _slower_links(argv, tmp):
     return list(argv[:i]) + [path] + list(argv[i + 1:])
 
 
-def _longer_links(argv, tmp):
-    """The row's arguments with every link 1 ns longer (the kernel's time quantum: a change every run
-    feels): --delay for the default fabric, or a copy of the --topology file with each link's delay
-    plus 1 ns."""
-    if "--topology" not in argv:
-        return list(argv) + ["--delay", "1001"]
-    i = argv.index("--topology") + 1
-    topo = wh.read_topology(argv[i])
-    topo.links = [dataclasses.replace(lk, delay_ps=lk.delay_ps + NS) for lk in topo.links]
-    path = os.path.join(tmp, os.path.basename(argv[i]))
-    wh.write_topology(topo, path)
-    return list(argv[:i]) + [path] + list(argv[i + 1:])
-
-
 # --noise KIND: the perturbation of the full run against itself, and how the report names it
-NOISE = {"rate": (_slower_links, "-1 ppm rates"), "delay": (_longer_links, "+1 ns delays")}
+NOISE = {"rate": (_slower_links, "-1 ppm rates"), "delay": (longer_bench_argv, "+1 ns delays")}
 
 
 def run_row(row, gpus, cc, layers=None, chunk_mb=None, noise=None, knobs=((),)):
@@ -119,21 +102,10 @@ def run_row(row, gpus, cc, layers=None, chunk_mb=None, noise=None, knobs=((),)):
     if noise:
         with tempfile.TemporaryDirectory() as tmp:
             other = _run_bench(NOISE[noise][0](argv, tmp), False)
-        n, _, _ = compare(full, other)
-        rp = n.get("rank_paired") or {}
-        floor = {"mean_pct": n["fct_err_mean_pct"], "p99_pct": n["fct_err_p99_pct"],
-                 "max_pct": n["fct_err_max_pct"], "iteration_err_pct": n["iteration_err_pct"],
-                 "rank_p99_pct": rp.get("p99_pct"), "identical": same_run(full, other), "kind": noise}
+        floor = dict(noise_floor(full, other), kind=noise)
         for s in out:
             s["noise_floor"] = floor
     return out
-
-
-def same_run(a, b):
-    """Two full runs (_run_bench's tuples) with the same iteration time and every message's FCT the same:
-    the perturbation changed no event time (a CC that reads no link rate, whose transmission times
-    truncate to whole ns, absorbs 1 ppm), so their difference is no noise floor."""
-    return a[3] == b[3] and len(a[2]) == len(b[2]) and bool((a[2] == b[2]).all())
 
 
 HEADER = ("%-13s %-6s %4s %8s %8s %8s %8s %9s %9s %8s %6s %6s %6s %7s %7s" % (
@@ -152,11 +124,12 @@ def format_row(r):
     if "noise_floor" in r:
         nf = r["noise_floor"]
         what = NOISE[nf.get("kind", "rate")][1]
-        if nf.get("identical"):
+        if nf["same_run"]:
             line += "  (full vs full at %s: the same run, every message at the same time: no noise floor measured)" % what
         else:
             line += "  (full vs full at %s: iter %.3f mean %.3f p99 %.2f rank p99 %.2f)" % (
-                what, nf["iteration_err_pct"], nf["mean_pct"], nf["p99_pct"], nf.get("rank_p99_pct") or float("nan"))
+                what, nf["iteration_err_pct"], nf["fct_err_mean_pct"], nf["fct_err_p99_pct"],
+                nf.get("rank_p99_pct") or float("nan"))
     if r.get("accel_args"):
         line += "  [%s]" % r["accel_args"]
     return line

@@ -96,6 +96,10 @@ def _build_parser(argv=None):
                     help="the rest of the line: arguments of python -m wormhole.bench (e.g. gpt13b --gpus 32)")
     fi.add_argument("--backend", default="packet", choices=("packet", "flow"),
                     help="flow: compare the flow-level backend (instead of accelerated mode) with full packet runs")
+    fi.add_argument("--noise", action="store_true",
+                    help="also a full run with every link 1 ns longer (the least change every run feels), against "
+                         "the full run: the simulation's own sensitivity, beside the error measured (on a chaotic "
+                         "input, errors below it are not the accelerator's to remove)")
     fi.add_argument("--out", required=True, metavar="DIR", help="output folder (created if missing, in an existing "
                     "folder; fidelity.csv, summary.json and fidelity.png in it are replaced)")
     cl = sub.add_parser("cluster", help="replay a GPU-cluster job trace under a policy and contention models",

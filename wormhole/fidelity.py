@@ -18,13 +18,66 @@ from .flows import read_flows
 from .network import Network
 from .outputs import check_file, check_folder, figure_bytes, write_atomic
 from .runner import accel_counts, count_text, run_workload, workload_parser
-from .topology import read_topology
+from .topology import Topology, read_topology, write_topology
+from .units import NS
 
 LABELS = {"accelerated": "accelerated packet", "flow": "flow backend"}
 
+# --noise: the full run against itself with every link this much longer, ps (the kernel's default time
+# quantum, a whole ns: the least change that every run feels; 1 ppm slower links are absorbed where no CC
+# reads a link's rate, as transmission times truncate to whole ns)
+NOISE_PS = NS
+NOISE_TEXT = "every link 1 ns longer"
 
-def _run_reference(topo_path, flows_path, cfg, backend="packet"):
+
+def longer_links(topo):
+    """A copy of ``topo`` with every link NOISE_PS longer (its nodes, names, rates and domains as they were)."""
+    out = Topology(topo.name)
+    for name, sw in zip(topo.names, topo.is_switch):
+        (out.add_switch if sw else out.add_host)(name)
+    for lk in topo.links:
+        out.add_link(lk.a, lk.b, lk.rate_bps, lk.delay_ps + NOISE_PS, lk.error_rate)
+    out.gpus_per_server, out.link_domain, out.nvlink = topo.gpus_per_server, dict(topo.link_domain), topo.nvlink
+    return out
+
+
+def longer_bench_argv(argv, tmp):
+    """bench arguments whose fabric has every link NOISE_PS longer: a copy of the --topology file in the
+    folder ``tmp``, or the default fabric's --delay plus that."""
+    argv = list(argv)
+    if "--topology" in argv:
+        i = argv.index("--topology") + 1
+        path = os.path.join(tmp, os.path.basename(argv[i]))
+        write_topology(longer_links(read_topology(argv[i])), path)
+        return argv[:i] + [path] + argv[i + 1:]
+    delay = workload_parser().parse_args(argv).delay
+    argv = [a for k, a in enumerate(argv) if not (a == "--delay" or a.startswith("--delay=")
+                                                  or (k > 0 and argv[k - 1] == "--delay"))]
+    return argv + ["--delay", repr(delay + NOISE_PS / NS)]
+
+
+def same_run(a, b):
+    """Two full runs (net, wall, fct array, iteration) with the same iteration time and every FCT the same:
+    a perturbation changed no event time, so their difference is no noise floor."""
+    return a[3] == b[3] and len(a[2]) == len(b[2]) and bool((a[2] == b[2]).all())
+
+
+def noise_floor(full, other):
+    """The full run ``full`` against ``other``, the same input perturbed (NOISE_TEXT): the error the
+    simulation makes against itself under a change no accelerator avoids."""
+    n, _, _ = compare(full, other)
+    out = {"perturbation": NOISE_TEXT, "same_run": same_run(full, other)}
+    for k in ("fct_err_mean_pct", "fct_err_p99_pct", "fct_err_max_pct", "iteration_err_pct"):
+        if k in n:
+            out[k] = n[k]
+    out["rank_p99_pct"] = (n.get("rank_paired") or {}).get("p99_pct")
+    return out
+
+
+def _run_reference(topo_path, flows_path, cfg, backend="packet", longer=False):
     topo = read_topology(topo_path)
+    if longer:
+        topo = longer_links(topo)
     flows = read_flows(flows_path, topo)
     net = Network(topo, cfg, backend=backend)
     for f in flows:
@@ -218,7 +271,7 @@ def format_report(summary):
     skipped events, the reject and skip-back counts) and the worst messages."""
     lines = []
     nested = ("worst", "skipped_by", "skipped_share_pct", "skip_rejects", "skip_backs_by", "rank_paired", "memo",
-              "onoff")
+              "onoff", "noise_floor")
     for k in sorted(summary):
         if k in nested:
             continue
@@ -236,6 +289,9 @@ def format_report(summary):
             lines.append("memo lookups             " + ", ".join("%s %d" % kv for kv in summary["memo"].items()))
         if summary.get("onoff"):
             lines.append("on/off members           " + ", ".join("%s %d" % kv for kv in summary["onoff"].items()))
+    nf = summary.get("noise_floor")
+    if nf:
+        lines.append("full vs full, %s: %s" % (nf["perturbation"], _floor_text(nf)))
     rp = summary.get("rank_paired")
     if rp:
         lines.append("FCT error rank-paired    mean %.4f%%, p99 %.4f%%, max %.4f%% (distributions per size)" % (
@@ -248,6 +304,17 @@ def format_report(summary):
                 w.get("connection", w.get("flow", w.get("index"))), "%s->%s" % (w.get("src"), w.get("dst")),
                 w.get("size", 0), w["fct_full_us"], w["fct_other_us"], w["err_pct"]))
     return "\n".join(lines)
+
+
+def _floor_text(nf):
+    """The noise floor's figures, or why there are none."""
+    if nf["same_run"]:
+        return "the same run, every FCT the same: no noise floor measured"
+    text = "FCT error mean %.4f%%, p99 %.4f%%, max %.4f%%" % (nf["fct_err_mean_pct"], nf["fct_err_p99_pct"],
+                                                            nf["fct_err_max_pct"])
+    if "iteration_err_pct" in nf:
+        text += ", iteration %.4f%%" % nf["iteration_err_pct"]
+    return text + " (the simulation's own sensitivity)"
 
 
 OUT_FILES = ("fidelity.csv", "summary.json", "fidelity.png")
@@ -293,6 +360,10 @@ def plot_figure(summary, ff, fa, label):
         summary["fct_err_mean_pct"], summary["fct_err_p99_pct"], summary["fct_err_max_pct"]))
     facts.append("speedup: %.1fx wall-clock (%.3g s full, %.3g s %s), %.1fx fewer events" % (
         summary["wall_ratio"], summary["wall_full_s"], summary["wall_%s_s" % label], label, summary["event_ratio"]))
+    nf = summary.get("noise_floor")
+    if nf and not nf["same_run"]:
+        facts.append("full vs full, %s: FCT error mean %.3g%%, p99 %.3g%%" % (
+            nf["perturbation"], nf["fct_err_mean_pct"], nf["fct_err_p99_pct"]))
     if summary.get("skipped_pct") is not None:
         facts.append("%.2f%% of packet events skipped" % summary["skipped_pct"])
     else:
@@ -339,6 +410,10 @@ def run_fidelity(args):
                                 "other the flow backend)", value=b.mode)
         full = _run_bench(args.bench, False)
         other = _run_bench(args.bench, False, "flow") if label == "flow" else _run_bench(args.bench, True)
+        if getattr(args, "noise", False):
+            import tempfile
+            with tempfile.TemporaryDirectory() as tmp:
+                noisy = _run_bench(longer_bench_argv(args.bench, tmp), False)
         workload = "python -m wormhole.bench " + " ".join(args.bench)
     else:
         cfg = Config.from_file(args.config) if args.config else Config()
@@ -350,9 +425,13 @@ def run_fidelity(args):
         full = _run_reference(topo, flows, cfg.copy(accelerate=False))
         other = (_run_reference(topo, flows, cfg, "flow") if label == "flow"
                  else _run_reference(topo, flows, cfg.copy(accelerate=True)))
+        if getattr(args, "noise", False):
+            noisy = _run_reference(topo, flows, cfg.copy(accelerate=False), longer=True)
         workload = "%s, %s (%s, cc %s)" % (_short(topo), _short(flows),
                                            _short(args.config) if args.config else "default config", cfg.cc)
     summary, ff, fa = compare(full, other, label)
+    if getattr(args, "noise", False):
+        summary["noise_floor"] = noise_floor(full, noisy)
     summary["workload"] = workload
     written = write_outputs(args.out, summary, ff, fa, label)
     return summary, written
