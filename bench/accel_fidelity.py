@@ -33,14 +33,13 @@ Rows (each with every --cc, at every --gpus):
 import argparse
 import json
 import os
-import re
 import sys
 import tempfile
 
 HERE = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 sys.path.insert(0, HERE)
 
-from wormhole.fidelity import _run_bench, compare, longer_bench_argv, noise_floor  # noqa: E402
+from wormhole.fidelity import _run_bench, compare, longer_bench_argv, noise_floor, topology_copy  # noqa: E402
 from wormhole.runner import count_text  # noqa: E402
 
 FATTREE = os.path.join(HERE, "topologies", "fattree_k8_100g.txt")
@@ -72,16 +71,7 @@ def _slower_links(argv, tmp):
     of the --topology file (in ``tmp``) with each link's rate scaled."""
     if "--topology" not in argv:
         return list(argv) + ["--rate", "99.9999"]
-    i = argv.index("--topology") + 1
-    with open(argv[i]) as f:
-        text = f.read()
-    scaled = re.sub(r"\b(\d+)bps\b", lambda m: "%dbps" % round(int(m.group(1)) * (1 - 1e-6)), text)
-    if scaled == text:
-        raise SystemExit("accel_fidelity.py: --noise: no link rate in bps found in %s" % argv[i])
-    path = os.path.join(tmp, os.path.basename(argv[i]))
-    with open(path, "w") as f:
-        f.write(scaled)
-    return list(argv[:i]) + [path] + list(argv[i + 1:])
+    return topology_copy(argv, tmp, lambda lk: (round(lk.rate_bps * (1 - 1e-6)), lk.delay_ps))
 
 
 # --noise KIND: the perturbation of the full run against itself, and how the report names it

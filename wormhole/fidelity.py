@@ -30,15 +30,32 @@ NOISE_PS = NS
 NOISE_TEXT = "every link 1 ns longer"
 
 
-def longer_links(topo):
-    """A copy of ``topo`` with every link NOISE_PS longer (its nodes, names, rates and domains as they were)."""
+def relinked(topo, link):
+    """A copy of ``topo`` whose links are ``link(lk)`` -> (rate bps, delay ps) of each of its links (its nodes,
+    names, error rates and domains as they were)."""
     out = Topology(topo.name)
     for name, sw in zip(topo.names, topo.is_switch):
         (out.add_switch if sw else out.add_host)(name)
     for lk in topo.links:
-        out.add_link(lk.a, lk.b, lk.rate_bps, lk.delay_ps + NOISE_PS, lk.error_rate)
+        rate, delay = link(lk)
+        out.add_link(lk.a, lk.b, int(rate), int(delay), lk.error_rate)
     out.gpus_per_server, out.link_domain, out.nvlink = topo.gpus_per_server, dict(topo.link_domain), topo.nvlink
     return out
+
+
+def longer_links(topo):
+    """A copy of ``topo`` with every link NOISE_PS longer."""
+    return relinked(topo, lambda lk: (lk.rate_bps, lk.delay_ps + NOISE_PS))
+
+
+def topology_copy(argv, tmp, link):
+    """bench arguments with their --topology file replaced by a copy in the folder ``tmp`` whose links are
+    ``link(lk)`` (see relinked)."""
+    argv = list(argv)
+    i = argv.index("--topology") + 1
+    path = os.path.join(tmp, os.path.basename(argv[i]))
+    write_topology(relinked(read_topology(argv[i]), link), path)
+    return argv[:i] + [path] + argv[i + 1:]
 
 
 def longer_bench_argv(argv, tmp):
@@ -46,10 +63,7 @@ def longer_bench_argv(argv, tmp):
     folder ``tmp``, or the default fabric's --delay plus that."""
     argv = list(argv)
     if "--topology" in argv:
-        i = argv.index("--topology") + 1
-        path = os.path.join(tmp, os.path.basename(argv[i]))
-        write_topology(longer_links(read_topology(argv[i])), path)
-        return argv[:i] + [path] + argv[i + 1:]
+        return topology_copy(argv, tmp, lambda lk: (lk.rate_bps, lk.delay_ps + NOISE_PS))
     delay = workload_parser().parse_args(argv).delay
     argv = [a for k, a in enumerate(argv) if not (a == "--delay" or a.startswith("--delay=")
                                                   or (k > 0 and argv[k - 1] == "--delay"))]
