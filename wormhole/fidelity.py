@@ -43,9 +43,14 @@ def relinked(topo, link):
     return out
 
 
+def _longer(lk):
+    """A link's rate and its delay NOISE_PS longer (relinked's ``link``)."""
+    return lk.rate_bps, lk.delay_ps + NOISE_PS
+
+
 def longer_links(topo):
     """A copy of ``topo`` with every link NOISE_PS longer."""
-    return relinked(topo, lambda lk: (lk.rate_bps, lk.delay_ps + NOISE_PS))
+    return relinked(topo, _longer)
 
 
 def topology_copy(argv, tmp, link):
@@ -63,7 +68,7 @@ def longer_bench_argv(argv, tmp):
     folder ``tmp``, or the default fabric's --delay plus that."""
     argv = list(argv)
     if "--topology" in argv:
-        return topology_copy(argv, tmp, lambda lk: (lk.rate_bps, lk.delay_ps + NOISE_PS))
+        return topology_copy(argv, tmp, _longer)
     delay = workload_parser().parse_args(argv).delay
     argv = [a for k, a in enumerate(argv) if not (a == "--delay" or a.startswith("--delay=")
                                                   or (k > 0 and argv[k - 1] == "--delay"))]
