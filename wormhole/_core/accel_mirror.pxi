@@ -135,6 +135,7 @@ cdef void _mirror_state(Sim* s, Skip* sk) noexcept nogil:
             if f.path_len + f.rpath_len == g.path_len + g.rpath_len:
                 for j in range(f.path_len + f.rpath_len):
                     s.ports[s.paths[f.path_off + j]].txd_per_pkt = s.ports[s.paths[g.path_off + j]].txd_per_pkt
+                    s.ports[s.paths[f.path_off + j]].txd_samples = s.ports[s.paths[g.path_off + j]].txd_samples
         else:
             for k in range(4):
                 sk.memo_cc[4 * i + k] = 0.0
@@ -515,6 +516,7 @@ cdef void _copy_twin(Sim* s, int32_t mf, int32_t lf) noexcept nogil:
         pf.wakes_pending = pg.wakes_pending
         pf.wake_per_pkt = pg.wake_per_pkt
         pf.txd_per_pkt = pg.txd_per_pkt
+        pf.txd_samples = pg.txd_samples
         pf.tx_bytes = pg.tx_bytes               # twins' ports have carried the same: the INT records the
         pf.tx_packets = pg.tx_packets           # leader's flow keeps then fit them exactly
     if f.cc == CC_HPCC and g.cc == CC_HPCC and f.path_len == g.path_len:

@@ -166,7 +166,7 @@ ctypedef struct Port:
                            # its skipped packets would have cost
     int64_t wake_samples   # host: data packets sent (samples of wake_per_pkt)
     double txd_per_pkt     # recent transmission-done events per packet sent (averaged as wake_per_pkt,
-                           # over tx_packets): the rest ended unscheduled; a fast-forward counts them likewise
+                           # over txd_samples): the rest ended unscheduled; a fast-forward counts them likewise
     int64_t ev_done     # events processed on this port's behalf: its transmission ends, a NIC's wake-ups,
                         # arrivals over its link at the far end (run_loop); every event of a packet's
                         # hop lands on the hop's egress port, so a flow's events are on its paths' ports
@@ -181,7 +181,10 @@ ctypedef struct Port:
     int32_t* qps        # host: queue pairs attached to this NIC, in arrival order
     int32_t nqps        # host: number of entries in qps
     int32_t cap_qps     # host: capacity of qps
-    uint8_t _pad_line[16]  # (384 bytes, and the array 64-byte aligned: a link's two ports are adjacent in it
+    int64_t txd_samples # samples of txd_per_pkt since the port's epoch (a flow through it joined, left, went
+                        # idle or resumed: accel epoch_near), so that its mean is over the traffic a skip
+                        # carries on, not the traffic before it
+    uint8_t _pad_line[8]   # (384 bytes, and the array 64-byte aligned: a link's two ports are adjacent in it
                         # and may be two threads' (parallel.pxi), so neither shares a cache line with the other)
 
 ctypedef struct MmuPort:

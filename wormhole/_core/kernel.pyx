@@ -223,9 +223,11 @@ cdef inline void start_tx(Sim* s, int32_t port, int32_t pk) noexcept nogil:
     cdef Port* pt = &s.ports[port]
     cdef int64_t tx = wh_tx_time_ps(s.pkts[pk].size, pt.rate_bps, s.p.quantum)
     if pt.tx_packets > 0:               # the last transmission's end: scheduled (an event) or not;
-        # the mean of all samples up to 1024, then over the last ~1024 (no bias from the start value)
+        # the mean of the samples since the port's epoch up to 1024, then over the last ~1024 (no bias
+        # from the start value, nor from the traffic before the epoch)
+        pt.txd_samples += 1
         pt.txd_per_pkt += ((0.0 if pt.tx_lazy else 1.0) - pt.txd_per_pkt) / (
-            <double>pt.tx_packets if pt.tx_packets < 1024 else 1024.0)
+            <double>pt.txd_samples if pt.txd_samples < 1024 else 1024.0)
     pt.busy = 1
     pt.tx_packets += 1
     pt.tx_ctrl = s.pkts[pk].kind != PK_DATA
