@@ -64,8 +64,8 @@ cdef void epoch_near(Sim* s, int32_t fi) noexcept nogil:
     (their rate windows keep their samples), and so are its ports' transmission ends
     per packet (Port.txd_per_pkt restarts its mean: rail-local-pp DCQCN's leaf ports had
     carried ACKs alone before the DP ring, ended 0.3% of them with an event, and came to the
-    ring's skip at 0.65 where its data and ACKs end 0.95 so: the skip counted 15% too few).  Flows further away in the
-    partition keep their span: a change reaches them only through a neighbour,
+    ring's skip at 0.65 where its data and ACKs end 0.95 so: the skip counted 15% too few).
+    Flows further away in the partition keep their span: a change reaches them only through a neighbour,
     whose own fresh span then blocks the partition's skip (l/4 samples) while
     the change travels, and a goodput that moved shows in their halves test."""
     cdef Accel* a = &s.acc
