@@ -154,8 +154,10 @@ class PacketBackend(Backend):
             self._cut = "none (one process)"
             return
         load = self._kernel.port_packets()
-        self._cut = "traffic" if load.sum() > 0 else "rate (no flows before the first run)"
-        if load.sum() > 0:
+        if load.sum() <= 0:
+            self._cut = "rate (no flows before the first run)"
+        else:
+            self._cut = "traffic"
             lp = partition.cut(self.net.fabric, self._lps, load)
             self._kernel.set_parallel(lp, self._threads, self._exact)
             self.lp_of_node = lp

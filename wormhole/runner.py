@@ -407,7 +407,7 @@ def default_fabric(args):
 
 def _delay_ps(args):
     """--delay (ns) in whole ps."""
-    return int(round(getattr(args, "delay", 1000.0) * 1000))
+    return int(round(args.delay * 1000))
 
 
 def fabric_label(args):

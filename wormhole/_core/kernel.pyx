@@ -1042,17 +1042,14 @@ cdef inline void event_prefetch(Sim* s, Event* e) noexcept nogil:
     flows outgrow the cache, and waiting for those lines is much of an event's time.
     A hint only: nothing is read or written."""
     cdef char* pt
+    cdef size_t off
     if e.kind == EV_ARRIVE:
         wh_prefetch(&s.pkts[e.b])
         wh_prefetch(&s.mmu[e.a])
     if e.kind == EV_ARRIVE or e.kind == EV_TX_DONE or e.kind == EV_NIC_WAKE:
-        pt = <char*>&s.ports[e.a]      # (all six lines of it: the queues, counters and wake-up are read)
-        wh_prefetch(pt)
-        wh_prefetch(pt + 64)
-        wh_prefetch(pt + 128)
-        wh_prefetch(pt + 192)
-        wh_prefetch(pt + 256)
-        wh_prefetch(pt + 320)
+        pt = <char*>&s.ports[e.a]      # (every line of it: the queues, counters and wake-up are read)
+        for off in range(0, sizeof(Port), FLOW_ALIGN):
+            wh_prefetch(pt + off)
 
 
 cdef int run_loop(Sim* s, int64_t until, int32_t* user) noexcept nogil:
