@@ -40,7 +40,7 @@ HERE = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 sys.path.insert(0, HERE)
 
 from wormhole.fidelity import _run_bench, compare, longer_bench_argv, noise_floor, topology_copy  # noqa: E402
-from wormhole.runner import count_text  # noqa: E402
+from wormhole.runner import count_text, share_text  # noqa: E402
 
 FATTREE = os.path.join(HERE, "topologies", "fattree_k8_100g.txt")
 
@@ -191,6 +191,8 @@ def main():
                         print(format_row(r), flush=True)
                         print("%13s blocked by %s; backs %s" % ("", count_text(r.get("skip_rejects") or {}),
                                                                  count_text(r.get("skip_backs_by") or {})), flush=True)
+                        print("%13s simulated ACKs by why: %s" % ("", share_text(r.get("acks_by") or {}, 5)),
+                              flush=True)
                         print("%13s refused partitions: %.1f flows on average, %.0f%% of their sending flows steady, "
                               "%d refused with all but one steady" % (
                                   "", r.get("reject_mean_flows") or 0, 100 * (r.get("reject_steady_share") or 0),

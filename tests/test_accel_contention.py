@@ -51,6 +51,8 @@ def test_report_reconciles_with_the_full_run(runs):
     assert {"src", "dst", "size", "fct_full_us", "fct_other_us"} <= set(s["worst"][0])
     text = format_report(s)
     assert "accounting" in text and "worst" in text and "skipped from" in text
+    assert s["acks_by"]["window_filling"] > 0
+    assert "simulated ACKs by why    rate_unsteady" in text       # the largest share first
 
 
 def test_rank_pairing_ignores_swapped_roles():
@@ -107,3 +109,22 @@ def test_contended_pair_without_a_steady_rate_is_not_skipped():
     assert st["events_skipped"] == 0 and st["events"] == res[False][1]["events"]
     assert st["steady_periods"] == 0 and st["skips"] == 0
     assert not any(st["skip_rejects"].values())
+
+
+def test_simulated_acks_are_accounted_by_why_they_were_not_skipped(runs):
+    """Every ACK the accelerated run simulated (one per data packet here) is counted once, by the state of
+    its flow's partition: the short flow keeps no window, each long flow's first l - 1 samples fill its
+    window, and a partition refused by a test is counted under that test's name."""
+    from wormhole._core.accel import ACKS_BY
+    full, acc = runs
+    st, net = acc[0].stats, acc[0]
+    by = st["acks_by"]
+    assert list(by) == list(ACKS_BY)
+    assert sum(by.values()) == st["ctrl_packets"] == st["data_packets"]     # no ACK in flight at the skip's start
+    assert by["no_window"] >= 200_000 // net.config.mtu          # the 200 KB flow: shorter than a window
+    assert by["window_filling"] == 2 * (net.config.steady_window - 1)
+    assert by["rate_unsteady"] > 0 and by["skip_began"] == st["skips"] - st["memo_follows"]
+    for name, n in by.items():
+        if name.startswith("refused_") and n:
+            assert st["skip_rejects"][name[len("refused_"):]] > 0, name
+    assert not any(full[0].stats["acks_by"].values())

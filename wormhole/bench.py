@@ -50,7 +50,8 @@ import sys
 import time
 
 import wormhole as wh
-from .runner import WORKLOADS, backend_label, check_bench_outputs, count_text, run_workload, workload_parser
+from .runner import (WORKLOADS, backend_label, check_bench_outputs, count_text, run_workload, share_text,
+                     workload_parser)
 
 
 def incast(cc="none", **over):
@@ -483,15 +484,14 @@ def _print_report(rep):
 
 def accounting_lines(rep):
     """The accelerated run's accounting in the text report: where its skipped events came from, what
-    refused the partitions it did not skip (the three tests that refused most), and what ended skips
-    early or parted mirrors."""
-    by = rep["events_skipped_by"]
-    total = sum(by.values())
-    return ["            skipped by %s" % (", ".join("%s %.1f%%" % (k, 100.0 * v / total) for k, v in
-                                                   sorted(by.items(), key=lambda kv: -kv[1])) if total else "nothing"),
+    refused the partitions it did not skip (the three tests that refused most), what ended skips
+    early or parted mirrors, and why the packets it simulated were not skipped (the ACKs simulated
+    by the state of their flow's partition, the four largest shares)."""
+    return ["            skipped by %s" % share_text(rep["events_skipped_by"], empty="nothing"),
             "            refused by %s; skip-backs by %s; mirrors parted by %s" % (
                 count_text(rep["skip_rejects"], 3), count_text(rep["skip_backs_by"]),
-                count_text(rep["mirror_parts_by"]))]
+                count_text(rep["mirror_parts_by"])),
+            "            simulated ACKs by why: %s" % share_text(rep.get("acks_by") or {}, 4, empty="none")]
 
 
 def main(argv=None):

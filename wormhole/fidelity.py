@@ -17,7 +17,7 @@ from .config import Config
 from .flows import read_flows
 from .network import Network
 from .outputs import check_file, check_folder, figure_bytes, write_atomic
-from .runner import accel_counts, count_text, run_workload, workload_parser
+from .runner import accel_counts, count_text, run_workload, share_text, workload_parser
 from .topology import Topology, read_topology, write_topology
 from .units import NS
 
@@ -196,7 +196,8 @@ def accounting(sf, sa):
     """Processed + skipped events of an accelerated run against the full run's
     count, and where the skipped events came from (steady skips, memo replays,
     steady skips right after a replay at its stored goodputs, mirrors), with the
-    counts of what blocked a skip and what ended skips early."""
+    counts of what blocked a skip, what ended skips early, and why the packets
+    it simulated were not skipped (its ACKs by the state of their flow's partition)."""
     total = sa["events"] + sa["events_skipped"]
     by = dict(sa.get("events_skipped_by") or {})
     why = accel_counts(sa)
@@ -205,7 +206,7 @@ def accounting(sf, sa):
             "accounted_vs_full_pct": 100 * (total - sf["events"]) / max(1, sf["events"]),
             "skipped_by": by,
             "skipped_share_pct": {k: 100 * v / skipped for k, v in by.items()},
-            "skip_rejects": why["skip_rejects"], "skip_backs_by": why["skip_backs_by"],
+            "skip_rejects": why["skip_rejects"], "skip_backs_by": why["skip_backs_by"], "acks_by": why["acks_by"],
             "reject_mean_flows": sa.get("reject_mean_flows"), "skip_mean_flows": sa.get("skip_mean_flows"),
             "reject_steady_share": sa.get("reject_steady_share"), "reject_one_short": sa.get("reject_one_short"),
             "memo": {k[5:]: sa[k] for k in MEMO_COUNTS if k in sa},
@@ -287,10 +288,11 @@ def rank_paired(nf, na, ff, fa):
 def format_report(summary):
     """The fidelity summary as a table: scalar figures one a line, then the
     accounting (processed + skipped against the full run, the sources of the
-    skipped events, the reject and skip-back counts) and the worst messages."""
+    skipped events, the reject and skip-back counts, the simulated ACKs by why
+    they were not skipped) and the worst messages."""
     lines = []
-    nested = ("worst", "skipped_by", "skipped_share_pct", "skip_rejects", "skip_backs_by", "rank_paired", "memo",
-              "onoff", "noise_floor")
+    nested = ("worst", "skipped_by", "skipped_share_pct", "skip_rejects", "skip_backs_by", "acks_by", "rank_paired",
+              "memo", "onoff", "noise_floor")
     for k in sorted(summary):
         if k in nested:
             continue
@@ -304,6 +306,7 @@ def format_report(summary):
         lines.append("skipped from             " + ", ".join("%s %.2f%%" % (k, v) for k, v in sh.items()))
         lines.append("skips blocked by         " + count_text(summary.get("skip_rejects", {}), empty="nothing"))
         lines.append("skip-backs by            " + count_text(summary.get("skip_backs_by", {})))
+        lines.append("simulated ACKs by why    " + share_text(summary.get("acks_by") or {}))
         if summary.get("memo"):
             lines.append("memo lookups             " + ", ".join("%s %d" % kv for kv in summary["memo"].items()))
         if summary.get("onoff"):

@@ -363,7 +363,7 @@ def run_workload(args, keep=None):
     return rep
 
 
-ACCEL_COUNTS = ("events_skipped_by", "skip_rejects", "skip_backs_by", "mirror_parts_by")
+ACCEL_COUNTS = ("events_skipped_by", "skip_rejects", "skip_backs_by", "mirror_parts_by", "acks_by")
 
 
 def accel_counts(st):
@@ -371,6 +371,19 @@ def accel_counts(st):
     partitions refused by the test that blocked them, skips ended early and mirrors parted, by cause
     (nonzero counts only; empty for a full run)."""
     return {k: {name: v for name, v in (st.get(k) or {}).items() if v} for k in ACCEL_COUNTS}
+
+
+def share_text(d, top=None, empty="none"):
+    """'name 12.3%, ...' of a dict of counts as shares of their sum, largest first (the first ``top``, then
+    the share of the rest)."""
+    total = sum(d.values())
+    if not total:
+        return empty
+    items = sorted(d.items(), key=lambda kv: (-kv[1], kv[0]))
+    shown = items[:top] if top is not None else items
+    text = ", ".join("%s %.1f%%" % (k, 100.0 * v / total) for k, v in shown)
+    rest = sum(v for _, v in items[len(shown):])
+    return text + (", %d more %.1f%%" % (len(items) - len(shown), 100.0 * rest / total) if rest else "")
 
 
 def count_text(d, top=None, empty="none"):

@@ -51,6 +51,12 @@ REJECT_NAMES = ("pfc", "rate_spread", "goodput_halves", "no_room", "horizon_shor
 SKIPPED_BY = ("steady", "memo_replay", "memo_follow", "mirror")
 PARTED_BY = ("leader_resumes", "flow_joins_leader", "leader_conn_resumes", "message_differs", "idle_differs",
              "post_missing", "quiet_queued", "skip_back", "join_missing", "join_refused", "join_several")
+# why the ACKs simulated (Accel.acks_by) were not skipped: the flow keeps no rate window (shorter
+# than one, or out of its partition), its window is still filling since it (re)started, its rate
+# is not steady, its window is steady but its partition has not been tried since it last changed,
+# the sample began a skip, or the partition's last try since it changed was refused by that test
+ACKS_BY = ("no_window", "window_filling", "rate_unsteady", "steady_untried", "skip_began") + tuple(
+    "refused_" + name for name in REJECT_NAMES)
 BACKS_BY = ("flow_start", "post_idle_conn", "dcqcn_increase", "other")
 
 include "accel_window.pxi"
@@ -81,9 +87,31 @@ cdef void _on_ack(Sim* s, int32_t fi) noexcept nogil:
             win_push(s, fi, s.acc.k.cc[f.cc].steady_rate(s, fi))
         else:
             win_push(s, fi, s.acc.k.cc[f.cc].send_rate(s, fi))
+        s.acc.acks_by[_ack_why(s, fi)] += 1
         if f.persistent and f.snd_una >= f.size:
             conn_idle(s, fi)
             part_deactivate(s, fi)      # an idle connection couples no partitions
+    else:
+        s.acc.acks_by[0] += 1
+
+
+cdef inline int _ack_why(Sim* s, int32_t fi) noexcept nogil:
+    """Why the partition of flow fi, which has just taken a rate sample, is not fast-forwarding
+    (ACKS_BY): the flow's own window, else its partition's last refusal since it changed."""
+    cdef Accel* a = &s.acc
+    cdef FlowWin* w = &a.win[fi]
+    cdef int32_t P = a.part_of[fi]
+    if w.n < a.l:
+        return 1
+    if not w.steady:
+        return 2
+    if P < 0:
+        return 3
+    if a.part_skip[P] >= 0:
+        return 4
+    if a.part_why[P] >= 0 and (a.part_why[P] >> 8) == a.part_ver[P]:
+        return 5 + (a.part_why[P] & 0xff)
+    return 3
 
 
 cdef void _on_message(Sim* s, int32_t fi) noexcept nogil:
@@ -178,7 +206,7 @@ cdef void _on_release(Sim* s) noexcept nogil:
         free(a.skips[i].onoff); free(a.skips[i].run_t); free(a.skips[i].run_b); free(a.skips[i].run_r)
         free(a.skips[i].dry_lim); free(a.skips[i].cyc_g)
     free(a.gp); free(a.oo); free(a.cg); free(a.lim); free(a.cm)
-    free(a.part_ver); free(a.part_watch); free(a.mnotes)
+    free(a.part_ver); free(a.part_watch); free(a.part_why); free(a.mnotes)
     free(a.free_parts); free(a.skips); free(a.scratch); free(a.part_dirty)
     free(a.pool)
 
@@ -393,5 +421,6 @@ cdef dict stats(Sim* s):
         "reject_one_short": a.rej_one_short,
         "events_skipped_by": {name: a.skipped_by[k] + <int64_t>(way[k] + 0.5) for k, name in enumerate(SKIPPED_BY)},
         "skip_backs_by": {name: a.backs_by[k] for k, name in enumerate(BACKS_BY)},
+        "acks_by": {name: a.acks_by[k] for k, name in enumerate(ACKS_BY)},
         "mirror_parts_by": {name: a.mirror_parts_by[k] for k, name in enumerate(PARTED_BY)},
     }

@@ -22,9 +22,11 @@ cdef int32_t part_new(Sim* s) noexcept nogil:
         a.part_dirty = <uint8_t*>realloc(a.part_dirty, cap * sizeof(uint8_t))
         a.part_ver = <int32_t*>realloc(a.part_ver, cap * sizeof(int32_t))
         a.part_watch = <uint8_t*>realloc(a.part_watch, cap * sizeof(uint8_t))
+        a.part_why = <int64_t*>realloc(a.part_why, cap * sizeof(int64_t))
         a.free_parts = <int32_t*>realloc(a.free_parts, cap * sizeof(int32_t))
         if (a.part_flows == NULL or a.part_nf == NULL or a.part_cap == NULL or a.part_skip == NULL
-                or a.free_parts == NULL or a.part_dirty == NULL or a.part_ver == NULL or a.part_watch == NULL):
+                or a.free_parts == NULL or a.part_dirty == NULL or a.part_ver == NULL or a.part_watch == NULL
+                or a.part_why == NULL):
             s.fail = 1
             return -1
         for p in range(a.parts_cap, cap):
@@ -35,6 +37,7 @@ cdef int32_t part_new(Sim* s) noexcept nogil:
             a.part_dirty[p] = 0
             a.part_ver[p] = 0
             a.part_watch[p] = 0
+            a.part_why[p] = -1
         a.parts_cap = cap
     p = a.n_parts
     a.n_parts += 1

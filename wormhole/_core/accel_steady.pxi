@@ -165,6 +165,8 @@ cdef inline void _reject(Accel* a, int k, int32_t P) noexcept nogil:
     """Count a partition not fast-forwarded, by the test that blocked it (REJECT_NAMES)."""
     a.rejects[k] += 1
     a.rej_flows += a.part_nf[P]
+    if a.part_why != NULL:
+        a.part_why[P] = (<int64_t>a.part_ver[P] << 8) | k
 
 
 cdef void _reject_flow(Sim* s, int k, int32_t P) noexcept nogil:

@@ -489,6 +489,8 @@ ctypedef struct Accel:
     uint8_t* part_dirty # per partition: a flow left, split check pending
     int32_t* part_ver   # per partition: membership version (memo notices carry it)
     uint8_t* part_watch # per partition: report when it first becomes steady (memo miss)
+    int64_t* part_why   # per partition: (its part_ver << 8) | the test that last refused a skip of it
+                        # (REJECT_NAMES index); another version than part_ver's: untried since its last change
     uint8_t memo        # report partition formations for memoization
     int64_t* mnotes     # memo notices: rows (kind 0 formed / 1 steady, partition, version)
     int32_t n_mnotes    # rows used
@@ -557,6 +559,9 @@ ctypedef struct Accel:
     int64_t skip_flows       # sum over steady skips begun of the partition's flow count
     int64_t skipped_by[4]    # events_skipped by source: steady skip, memo replay, steady skip following a
                              # memo replay, mirror of a twin
+    int64_t acks_by[24]      # ACKs simulated (one rate sample each: its packet was not skipped), by why
+                             # the flow's partition was not fast-forwarding then (ACKS_BY in accel.pyx: the
+                             # flow's own window, or its partition's last refusal since it changed)
     int64_t backs_by[4]      # skip-backs by cause: a flow starts on the partition's ports, data posted to an
                              # idle connection of it, (planned ends) a DCQCN rate increase, other
     int32_t back_why         # cause of the skip-back under way (index of backs_by)
