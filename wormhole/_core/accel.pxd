@@ -10,13 +10,13 @@ the CC table and a few port and notice services.  State is shared only through
 the structs of defs.pxd (``Accel`` is the accelerator's; it reads the kernel's
 flows, ports and heap).
 
-Besides the hooks the kernel uses ``port_frozen`` (inline below: a read of the
-shared state on the kernel's hot path, no call) and the Python-facing calls its
-methods forward (memo notices, memo replays, mirrors, partitions, statistics).
+Besides the hooks the kernel uses ``port_frozen`` and ``window_prefetch`` (inline
+below: a read of the shared state on the kernel's hot path, no call) and the
+Python-facing calls its methods forward (memo notices, memo replays, mirrors, partitions, statistics).
 The last block names internals that only the tests' wrappers (testing.pyx) call.
 """
 from libc.stdint cimport int64_t, int32_t
-from wormhole._core.defs cimport Sim, Skip, AccelHooks, KernelOps
+from wormhole._core.defs cimport Sim, Skip, AccelHooks, KernelOps, FlowWin, wh_prefetch
 
 
 # ---------------------------------------------------------------- set-up (Kernel)
@@ -37,6 +37,34 @@ cdef inline bint port_frozen(Sim* s, int32_t port) noexcept nogil:
         return False
     p = s.acc.port_part[port]
     return p >= 0 and s.acc.part_skip[p] >= 0
+
+
+cdef inline void window_prefetch(Sim* s, int32_t fi) noexcept nogil:
+    """Start loading the lines of flow fi's rate window that the sample its ACK is about to
+    give will read and write (its slot, the samples leaving the window and its newer half,
+    the deques' ends): the kernel calls it as the ACK reaches the sender, so the loads
+    overlap the congestion control's reaction.  With many flows a window's lines are out of
+    the cache between two of its ACKs (gpt13b's fat-tree, moe-ep8).  A hint only."""
+    cdef FlowWin* w
+    cdef int64_t k, M, L
+    if not s.acc.on:
+        return
+    w = &s.acc.win[fi]
+    if w.val == NULL:
+        return
+    k = w.n
+    M = s.acc.lmask
+    L = s.acc.l
+    wh_prefetch(&w.val[k & M])
+    wh_prefetch(&w.t[k & M])
+    wh_prefetch(&w.una[k & M])
+    wh_prefetch(&w.idl[k & M])
+    wh_prefetch(&w.val[(k - L // 2) & M])
+    wh_prefetch(&w.val[(k - L) & M])
+    wh_prefetch(&w.qmax[w.maxh & M])
+    wh_prefetch(&w.qmin[w.minh & M])
+    wh_prefetch(&w.qmax[(w.maxt - 1) & M])
+    wh_prefetch(&w.qmin[(w.mint - 1) & M])
 
 
 cdef inline bint memo_notes_due(Sim* s) noexcept nogil:

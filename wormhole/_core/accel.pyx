@@ -297,6 +297,10 @@ cdef int accel_setup(Sim* s, object cfg, const KernelOps* k) except -1:
     a.on = 1
     a.k = k
     a.l = cfg.l
+    a.lmask = 1
+    while a.lmask < a.l:
+        a.lmask <<= 1
+    a.lmask -= 1
     a.theta = cfg.theta
     a.min_skip = cfg.min_skip
     a.margin = cfg.margin

@@ -500,7 +500,8 @@ cdef void _copy_twin(Sim* s, int32_t mf, int32_t lf) noexcept nogil:
     cdef Flow* f = &s.flows[mf]
     cdef Flow* g = &s.flows[lf]
     cdef int64_t D = f.snd_una - g.snd_una, unit = 128 * <int64_t>s.cc.int_multi, du
-    cdef int32_t j, h, n, L = s.acc.l
+    cdef int32_t j, h, n
+    cdef int64_t C = s.acc.lmask + 1
     cdef HpccState* hf
     cdef HpccState* hg
     cdef FlowWin* wf = &s.acc.win[mf]
@@ -548,12 +549,12 @@ cdef void _copy_twin(Sim* s, int32_t mf, int32_t lf) noexcept nogil:
     wf.qmax = arrs[3]
     wf.qmin = arrs[4]
     wf.idl = arrs[5]
-    memcpy(wf.val, wg.val, L * sizeof(int64_t))
-    memcpy(wf.t, wg.t, L * sizeof(int64_t))
-    memcpy(wf.qmax, wg.qmax, L * sizeof(int64_t))
-    memcpy(wf.qmin, wg.qmin, L * sizeof(int64_t))
-    memcpy(wf.idl, wg.idl, L * sizeof(int64_t))
-    for k in range(L):
+    memcpy(wf.val, wg.val, C * sizeof(int64_t))
+    memcpy(wf.t, wg.t, C * sizeof(int64_t))
+    memcpy(wf.qmax, wg.qmax, C * sizeof(int64_t))
+    memcpy(wf.qmin, wg.qmin, C * sizeof(int64_t))
+    memcpy(wf.idl, wg.idl, C * sizeof(int64_t))
+    for k in range(C):
         wf.una[k] = wg.una[k] + D
     wf.act_una = wg.act_una + D
 

@@ -293,10 +293,10 @@ cdef void _shift_window(Sim* s, int32_t fi, int64_t B, int64_t dt, int64_t t0) n
     snd_una marks move by the skip (dt ps, B bytes), its rates stay; its cycle anchors
     (accel_onoff.pxi) do not move."""
     cdef FlowWin* w = &s.acc.win[fi]
-    cdef int64_t L = s.acc.l, k
+    cdef int64_t C = s.acc.lmask + 1, k
     if w.val == NULL:
         return
-    for k in range(L if w.n >= L else w.n):
+    for k in range(C if w.n >= C else w.n):     # every slot holding a sample
         w.t[k] += dt
         w.una[k] += B
     w.act_t += dt

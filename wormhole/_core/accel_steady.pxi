@@ -14,10 +14,10 @@ cdef int64_t _measure_from(Sim* s, int32_t fi, int64_t* ta, int64_t* ua, int64_t
     there is none)."""
     cdef Accel* a = &s.acc
     cdef FlowWin* w = &a.win[fi]
-    cdef int64_t L = a.l, k0 = w.n - L if w.n > L else 0, lo, hi, mid, ep
-    ta[0] = w.t[k0 % L]
-    ua[0] = w.una[k0 % L]
-    ia[0] = w.idl[k0 % L]
+    cdef int64_t L = a.l, M = a.lmask, k0 = w.n - L if w.n > L else 0, lo, hi, mid, ep
+    ta[0] = w.t[k0 & M]
+    ua[0] = w.una[k0 & M]
+    ia[0] = w.idl[k0 & M]
     if w.n == 0 or w.act_t > ta[0]:
         k0 = w.act_n
         ta[0] = w.act_t
@@ -29,15 +29,15 @@ cdef int64_t _measure_from(Sim* s, int32_t fi, int64_t* ta, int64_t* ua, int64_t
         hi = w.n
         while lo < hi:
             mid = (lo + hi) // 2
-            if w.t[mid % L] >= ep:
+            if w.t[mid & M] >= ep:
                 hi = mid
             else:
                 lo = mid + 1
         k0 = lo
         if k0 < w.n:
-            ta[0] = w.t[k0 % L]
-            ua[0] = w.una[k0 % L]
-            ia[0] = w.idl[k0 % L]
+            ta[0] = w.t[k0 & M]
+            ua[0] = w.una[k0 & M]
+            ia[0] = w.idl[k0 & M]
         else:
             ta[0] = s.now
             ua[0] = s.flows[fi].snd_una
@@ -69,7 +69,7 @@ cdef double _steady_goodput(Sim* s, int32_t fi) noexcept nogil:
         a.gp_why = 10
         return 0.0                  # too few samples to tell
     km = (k0 + w.n) // 2
-    m = km % L
+    m = km & a.lmask
     g = _rate_between(ta, ua, ia, s.now, s.flows[fi].snd_una, w.idle_total)
     g1 = _rate_between(ta, ua, ia, w.t[m], w.una[m], w.idl[m])
     g2 = _rate_between(w.t[m], w.una[m], w.idl[m], s.now, s.flows[fi].snd_una, w.idle_total)
@@ -224,7 +224,7 @@ cdef void skip_try(Sim* s, int32_t P) noexcept nogil:
         why = -1
         if w.val == NULL or w.n < L or not w.steady or w.n - w.act_n < w.need:
             why = 8 if w.val == NULL else (7 if w.n < L else (1 if not w.steady else 9))
-        elif (w.last_dec <= w.n - L and w.val[(w.n - 1) % L] > w.val[w.n % L]
+        elif (w.last_dec <= w.n - L and w.val[(w.n - 1) & a.lmask] > w.val[(w.n - L) & a.lmask]
                 and s.acc.k.cc[f.cc].send_rate(s, fi) < f.max_rate):
             # a rate that only rose over the whole window and is below line rate is
             # ramping up (e.g. DCQCN's timer-driven recovery, steps far below theta):
@@ -271,10 +271,10 @@ cdef inline bint _lockstep(Sim* s, int32_t fi, int32_t fj) noexcept nogil:
     twins inside one partition, e.g. a ring's connections that cross the spines)."""
     cdef FlowWin* wi = &s.acc.win[fi]
     cdef FlowWin* wj = &s.acc.win[fj]
-    cdef int64_t L = s.acc.l
+    cdef int64_t L = s.acc.l, M = s.acc.lmask
     return (s.flows[fi].snd_una == s.flows[fj].snd_una and s.flows[fi].snd_nxt == s.flows[fj].snd_nxt
-            and wi.n >= L and wj.n >= L and wi.una[wi.n % L] == wj.una[wj.n % L]
-            and wi.val[(wi.n - 1) % L] == wj.val[(wj.n - 1) % L])
+            and wi.n >= L and wj.n >= L and wi.una[(wi.n - L) & M] == wj.una[(wj.n - L) & M]
+            and wi.val[(wi.n - 1) & M] == wj.val[(wj.n - 1) & M])
 
 
 cdef inline bint _one_group(Sim* s, int32_t P, int32_t i, int32_t j) noexcept nogil:

@@ -7,23 +7,23 @@
 
 cdef int win_alloc(Sim* s, int32_t fi) noexcept nogil:
     cdef FlowWin* w = &s.acc.win[fi]
-    cdef int64_t L = s.acc.l
+    cdef int64_t C = s.acc.lmask + 1
     cdef int64_t* buf
     if w.val == NULL:
         if s.acc.n_pool > 0:
             s.acc.n_pool -= 1
             buf = s.acc.pool[s.acc.n_pool]
         else:
-            buf = <int64_t*>malloc(6 * L * sizeof(int64_t))
+            buf = <int64_t*>malloc(6 * C * sizeof(int64_t))
             if buf == NULL:
                 s.fail = 1
                 return -1
         w.val = buf
-        w.t = buf + L
-        w.una = buf + 2 * L
-        w.qmax = buf + 3 * L
-        w.qmin = buf + 4 * L
-        w.idl = buf + 5 * L
+        w.t = buf + C
+        w.una = buf + 2 * C
+        w.qmax = buf + 3 * C
+        w.qmin = buf + 4 * C
+        w.idl = buf + 5 * C
     w.n = 0
     w.sum = 0
     w.hsum = 0
@@ -48,7 +48,7 @@ cdef int win_alloc(Sim* s, int32_t fi) noexcept nogil:
 
 
 cdef void win_free(Sim* s, int32_t fi) noexcept nogil:
-    """Return the window's buffer to the pool (one allocation holds its 5 rings)."""
+    """Return the window's buffer to the pool (one allocation holds its six rings)."""
     cdef FlowWin* w = &s.acc.win[fi]
     cdef Accel* a = &s.acc
     cdef int64_t** np_
@@ -76,40 +76,40 @@ cdef void win_push(Sim* s, int32_t fi, int64_t rate) noexcept nogil:
     """One rate sample; O(1).  May start a fast-forward of the flow's partition."""
     cdef Accel* a = &s.acc
     cdef FlowWin* w = &a.win[fi]
-    cdef int64_t L = a.l, k = w.n, pos = k % L, mx, mn
+    cdef int64_t L = a.l, M = a.lmask, k = w.n, pos = k & M, mx, mn
     cdef bint steady, flip = False
     cdef double g
     if w.val == NULL:
         return
     if k >= L:
-        w.sum -= w.val[pos]
-        if w.maxt > w.maxh and w.qmax[w.maxh % L] <= k - L:
+        w.sum -= w.val[(k - L) & M]             # the sample leaving the window
+        if w.maxt > w.maxh and w.qmax[w.maxh & M] <= k - L:
             w.maxh += 1
-        if w.mint > w.minh and w.qmin[w.minh % L] <= k - L:
+        if w.mint > w.minh and w.qmin[w.minh & M] <= k - L:
             w.minh += 1
-    if k > 0 and rate < w.val[(k - 1) % L]:
+    if k > 0 and rate < w.val[(k - 1) & M]:
         w.last_dec = k
     if k >= L // 2:
-        w.hsum -= w.val[(k - L // 2) % L]       # that sample passes to the older half
+        w.hsum -= w.val[(k - L // 2) & M]       # that sample passes to the older half
     w.val[pos] = rate
     w.t[pos] = s.now
     w.una[pos] = s.flows[fi].snd_una
     w.idl[pos] = w.idle_total
     w.sum += rate
     w.hsum += rate
-    while w.maxt > w.maxh and w.val[w.qmax[(w.maxt - 1) % L] % L] <= rate:
+    while w.maxt > w.maxh and w.val[w.qmax[(w.maxt - 1) & M] & M] <= rate:
         w.maxt -= 1
-    w.qmax[w.maxt % L] = k
+    w.qmax[w.maxt & M] = k
     w.maxt += 1
-    while w.mint > w.minh and w.val[w.qmin[(w.mint - 1) % L] % L] >= rate:
+    while w.mint > w.minh and w.val[w.qmin[(w.mint - 1) & M] & M] >= rate:
         w.mint -= 1
-    w.qmin[w.mint % L] = k
+    w.qmin[w.mint & M] = k
     w.mint += 1
     w.n = k + 1
     if w.n < L:
         return
-    mx = w.val[w.qmax[w.maxh % L] % L]
-    mn = w.val[w.qmin[w.minh % L] % L]
+    mx = w.val[w.qmax[w.maxh & M] & M]
+    mn = w.val[w.qmin[w.minh & M] & M]
     steady = <double>(mx - mn) < a.theta * (<double>w.sum / <double>L) and not _drifting(w, L, a.theta)
     if not steady and a.quarters:
         if w.n % a.check_every == 0:
@@ -150,7 +150,7 @@ cdef bint _quarters_steady(Sim* s, int32_t fi) noexcept nogil:
     throughput over each quarter, many periods long, stays put; the skip then
     moves the flow at its measured goodput (_steady_goodput), never faster."""
     cdef FlowWin* w = &s.acc.win[fi]
-    cdef int64_t L = s.acc.l, q, a0, b0
+    cdef int64_t L = s.acc.l, M = s.acc.lmask, q, a0, b0
     cdef double g, prev = 0.0, lo = 1e300, hi = 0.0, tot = 0.0, slope = 0.0
     cdef int up = 0, down = 0
     if L < 8 or w.n < L:
@@ -158,11 +158,11 @@ cdef bint _quarters_steady(Sim* s, int32_t fi) noexcept nogil:
     # each quarter must hold at least two periods of the CC's slowest control
     # loop (gp_span is eight), or its goodput reflects the phase of the cycle it
     # caught (DCQCN's rate-increase timer outlasts a window: measured 7% too fast on a 2-flow bottleneck)
-    if w.t[(w.n - 1) % L] - w.t[w.n % L] < s.acc.gp_span:
+    if w.t[(w.n - 1) & M] - w.t[(w.n - L) & M] < s.acc.gp_span:
         return False
     for q in range(4):
-        a0 = (w.n - L + q * L // 4) % L
-        b0 = (w.n - L + (q + 1) * L // 4) % L if q < 3 else (w.n - 1) % L
+        a0 = (w.n - L + q * L // 4) & M
+        b0 = (w.n - L + (q + 1) * L // 4) & M if q < 3 else (w.n - 1) & M
         g = _rate_between(w.t[a0], w.una[a0], w.idl[a0], w.t[b0], w.una[b0], w.idl[b0])
         if g <= 0:
             return False
@@ -190,29 +190,29 @@ cdef bint _quarters_steady(Sim* s, int32_t fi) noexcept nogil:
     # message starts), which the spread test waits out, where the goodput of a window
     # still holding its tail is off by it (0.9% faster: rail-local gpt13b HPCC ended 0.19%
     # early on it)
-    return not _half_settled(w, L, s.acc.theta)
+    return not _half_settled(w, L, M, s.acc.theta)
 
 
-cdef inline int64_t _from(int64_t* q, int64_t h, int64_t t, int64_t L, int64_t lo) noexcept nogil:
-    """The first position of a monotonic deque q[h:t] (ring of L) holding a sample number
-    at or after lo: its value is the extreme of the samples from lo on."""
+cdef inline int64_t _from(int64_t* q, int64_t h, int64_t t, int64_t M, int64_t lo) noexcept nogil:
+    """The first position of a monotonic deque q[h:t] (a ring of M + 1) holding a sample
+    number at or after lo: its value is the extreme of the samples from lo on."""
     cdef int64_t mid
     while h < t:
         mid = (h + t) // 2
-        if q[mid % L] >= lo:
+        if q[mid & M] >= lo:
             t = mid
         else:
             h = mid + 1
     return h
 
 
-cdef bint _half_settled(FlowWin* w, int64_t L, double theta) noexcept nogil:
+cdef bint _half_settled(FlowWin* w, int64_t L, int64_t M, double theta) noexcept nogil:
     """The rate samples of the window's later half spread less than theta of their mean
     (its extremes from the window's deques, its sum w.hsum)."""
     cdef int64_t h = L // 2, lo = w.n - L // 2
     cdef int64_t mx, mn
     if h < 1:
         return False
-    mx = w.val[w.qmax[_from(w.qmax, w.maxh, w.maxt, L, lo) % L] % L]
-    mn = w.val[w.qmin[_from(w.qmin, w.minh, w.mint, L, lo) % L] % L]
+    mx = w.val[w.qmax[_from(w.qmax, w.maxh, w.maxt, M, lo) & M] & M]
+    mn = w.val[w.qmin[_from(w.qmin, w.minh, w.mint, M, lo) & M] & M]
     return <double>(mx - mn) < theta * <double>w.hsum / <double>h

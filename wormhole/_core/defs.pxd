@@ -376,15 +376,17 @@ ctypedef struct TcpState:
 
 ctypedef struct FlowWin:
     # Sliding window of a flow's last `l` rate samples (one per ACK) with
-    # monotonic deques, so that max, min and mean cost O(1) per sample.
+    # monotonic deques, so that max, min and mean cost O(1) per sample.  Each ring
+    # holds Accel.lmask + 1 >= l entries; sample number k (and a deque's position k)
+    # is in slot k & Accel.lmask.
     int64_t n           # samples taken so far
     int64_t sum         # sum of the rates in the window
     int64_t hsum        # sum of the newer half of them (the last l // 2 samples)
-    int64_t* val        # ring of the last l rates (bps)
+    int64_t* val        # ring of the last rates (bps): the window is the last l of them
     int64_t* t          # ring of their sample times (ps)
     int64_t* una        # ring of snd_una at each sample
-    int64_t* qmax       # deque of sample numbers with decreasing rates (ring of l)
-    int64_t* qmin       # deque of sample numbers with increasing rates (ring of l)
+    int64_t* qmax       # deque of sample numbers with decreasing rates (a ring)
+    int64_t* qmin       # deque of sample numbers with increasing rates (a ring)
     int64_t* idl        # ring of the flow's cumulative idle time at each sample (ps)
     int64_t idle_total  # time spent idle (a connection with nothing to send), ps
     int64_t idle_since  # start of the current idle period, -1 while sending
@@ -471,6 +473,8 @@ ctypedef struct Accel:
     uint8_t on          # accelerator enabled
     const KernelOps* k  # the kernel's services the accelerator calls (set by accel_setup)
     int32_t l           # samples per window
+    int64_t lmask       # the windows' rings hold lmask + 1 samples (the least power of two >= l): sample
+                        # number k is in slot k & lmask (a mask, not a division, on every ACK)
     double theta        # steady when (max - min) / mean < theta
     int64_t min_skip    # skip only if the next interrupt is at least this far, ps
     int64_t margin      # bytes each flow still simulates before an interrupt
@@ -495,7 +499,7 @@ ctypedef struct Accel:
     int64_t* mnotes     # memo notices: rows (kind 0 formed / 1 steady, partition, version)
     int32_t n_mnotes    # rows used
     int32_t mnotes_cap  # rows allocated
-    int64_t** pool      # recycled window buffers (5 * l int64 each)
+    int64_t** pool      # recycled window buffers (6 * (lmask + 1) int64 each)
     int32_t n_pool      # buffers in the pool
     int32_t pool_cap    # capacity of pool
     int32_t n_parts     # partition slots in use (some may be empty)

@@ -25,7 +25,7 @@ from wormhole._core.heap cimport (heap_push, heap_push_seq, heap_pop, key_next, 
 from wormhole._core.draws cimport draw_defer, draw_orphan
 from wormhole._core.vec cimport _append, _grow as _grow_nogil
 from wormhole._core cimport accel
-from wormhole._core.accel cimport port_frozen, memo_notes_due
+from wormhole._core.accel cimport port_frozen, window_prefetch, memo_notes_due
 from wormhole._core.mmu cimport (mmu_threshold, mmu_admit, mmu_add, mmu_remove, mmu_should_pause,
                                  mmu_should_resume, mmu_should_mark)
 from wormhole._core.cc cimport (dcqcn_init, dcqcn_cnp, dcqcn_alpha_update, dcqcn_decrease, dcqcn_increase,
@@ -713,6 +713,7 @@ cdef void host_receive_ack(Sim* s, int32_t pk) noexcept nogil:
     if f.finish >= 0:
         pkt_free(s, pk)
         return      # the reference deletes a finished QP and ignores late ACKs
+    window_prefetch(s, fi)
     if s.p.back_to_zero and s.p.chunk > 0:
         seq = seq // s.p.chunk * s.p.chunk
     if seq > f.snd_una:
@@ -1764,7 +1765,7 @@ cdef class Kernel:
         cdef Sim* s = self.s
         cdef int64_t per_pkt = sizeof(Packet) + (INT_MAX_HOP * sizeof(IntHop) if s.p.int_mode == INT_HOPS else 0)
         cdef int64_t cc = sum(CC_TABLE[k].state_size for k in range(<int>N_CC_KINDS) if (s.cc_used >> k) & 1)
-        cdef int64_t win = 6 * s.acc.l * sizeof(int64_t) if s.acc.on else 0
+        cdef int64_t win = 6 * (s.acc.lmask + 1) * sizeof(int64_t) if s.acc.on else 0
         return {
             "per_flow": sizeof(Flow) + cc + sizeof(int32_t) + (sizeof(FlowWin) if s.acc.on else 0),
             "per_packet": per_pkt,

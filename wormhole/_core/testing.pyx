@@ -386,7 +386,7 @@ def _py_rate_window(list rates, int l, double theta, int check_every=1):
     last sample lower than the one before it (-1: none)."""
     cdef Sim* s = _toy_sim(1, _AccelCfg(l, theta, check_every))
     cdef FlowWin* w
-    cdef int64_t L = l
+    cdef int64_t M = s.acc.lmask
     out = []
     try:
         win_alloc(s, 0)
@@ -394,7 +394,7 @@ def _py_rate_window(list rates, int l, double theta, int check_every=1):
         for k, r in enumerate(rates):
             s.now = k + 1
             win_push(s, 0, r)
-            out.append((w.val[w.qmax[w.maxh % L] % L], w.val[w.qmin[w.minh % L] % L], w.sum, bool(w.steady)))
+            out.append((w.val[w.qmax[w.maxh & M] & M], w.val[w.qmin[w.minh & M] & M], w.sum, bool(w.steady)))
         return out, w.last_dec
     finally:
         _toy_free(s)
@@ -502,7 +502,7 @@ def _py_lockstep_goodputs(list flows, int l=4):
             for k in range(l):
                 w.val[k] = fl["rate"]
                 w.una[k] = fl["una0"]
-            w.n = l                     # oldest sample at n % l = 0, latest at l - 1
+            w.n = l                     # oldest sample in slot 0, latest in slot l - 1
             a.gp[i] = fl["goodput"]
         _lockstep_goodputs(s, 0)
         return [a.gp[i] for i in range(n)]
