@@ -57,6 +57,7 @@ PARTED_BY = ("leader_resumes", "flow_joins_leader", "leader_conn_resumes", "mess
 # the sample began a skip, or the partition's last try since it changed was refused by that test
 ACKS_BY = ("no_window", "window_filling", "rate_unsteady", "steady_untried", "skip_began") + tuple(
     "refused_" + name for name in REJECT_NAMES)
+assert len(ACKS_BY) <= 24 and len(REJECT_NAMES) <= 16, "Accel.acks_by / rejects (defs.pxd) hold fewer"
 BACKS_BY = ("flow_start", "post_idle_conn", "dcqcn_increase", "other")
 
 include "accel_window.pxi"
