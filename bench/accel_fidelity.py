@@ -39,7 +39,8 @@ import tempfile
 HERE = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 sys.path.insert(0, HERE)
 
-from wormhole.fidelity import _run_bench, compare, longer_bench_argv, noise_floor, topology_copy  # noqa: E402
+from wormhole.fidelity import (_run_bench, bench_topology, compare, longer_bench_argv, noise_floor,  # noqa: E402
+                               topology_copy)
 from wormhole.runner import count_text, share_text  # noqa: E402
 
 FATTREE = os.path.join(HERE, "topologies", "fattree_k8_100g.txt")
@@ -69,7 +70,7 @@ def row_argv(row, gpus, cc, layers=None, chunk_mb=None):
 def _slower_links(argv, tmp):
     """The row's arguments with every link 1 ppm slower: --rate for the default fabric, or a copy
     of the --topology file (in ``tmp``) with each link's rate scaled."""
-    if "--topology" not in argv:
+    if not bench_topology(argv):
         return list(argv) + ["--rate", "99.9999"]
     return topology_copy(argv, tmp, lambda lk: (round(lk.rate_bps * (1 - 1e-6)), lk.delay_ps))
 

@@ -27,6 +27,25 @@ def test_rate_window_slides_max_min_and_sum():
     assert last_dec == 6            # samples 2 (105), 4 (90) and 6 (60) fell; 7 (62) rose
 
 
+def test_rate_window_of_a_length_that_is_no_power_of_two_slides_exactly():
+    """Windows live in rings of the next power of two (5 and 6 samples in rings of 8): the sample leaving
+    the window is the one l samples back, not the slot being written; max, min and sum against a
+    brute-force slide over 40 samples, and steadiness from them (theta, halves' drift)."""
+    rates = [100 + (k * 37) % 23 - (k % 5) * 3 for k in range(40)]
+    for l in (5, 6):
+        theta = 0.3
+        rows, _ = T._py_rate_window(rates, l, theta)
+        for k, (mx, mn, total, steady) in enumerate(rows):
+            win = rates[max(0, k + 1 - l):k + 1]
+            assert (mx, mn, total) == (max(win), min(win), sum(win)), (l, k)
+            if k + 1 < l:
+                assert not steady
+                continue
+            h = l // 2
+            drift = abs(sum(win[l - h:]) / h - sum(win[:l - h]) / (l - h)) > 0.25 * theta * sum(win) / l
+            assert steady == ((max(win) - min(win)) < theta * sum(win) / l and not drift), (l, k)
+
+
 def test_rate_window_whose_halves_drift_apart_is_not_steady():
     # window 8, theta 0.05: [100 100 100 100 102 102 102 102] spreads 2 < 0.05 * 101 = 5.05, but
     # its halves' means differ by 2 > 0.05 / 4 * 101 = 1.26: a convergence still under way

@@ -68,6 +68,19 @@ def test_longer_links_add_one_ns_to_every_link(tmp_path):
         assert out == ["gpt13b", "--gpus", "8", "--delay", repr(want)]     # the user's --delay replaced, the rest kept
 
 
+def test_longer_links_find_the_topology_in_either_form(tmp_path):
+    """``--topology=FILE`` is a topology file too: its copy gets the longer links (not --delay, which the
+    bench refuses beside a topology)."""
+    src = tmp_path / "topo.txt"
+    src.write_text("3 1 2\n2\n0 2 100Gbps 1000ns 0\n1 2 100Gbps 1000ns 0\n")
+    (tmp_path / "o").mkdir()
+    argv = longer_bench_argv(["gpt13b", "--topology=%s" % src, "--gpus", "8"], str(tmp_path / "o"))
+    assert len(argv) == 4 and argv[1].startswith("--topology=") and argv[2:] == ["--gpus", "8"]
+    args = workload_parser().parse_args(argv)
+    assert args.topology != str(src)
+    assert [lk.delay_ps for lk in wh.read_topology(args.topology).links] == [1_001_000, 1_001_000]
+
+
 def test_longer_links_keeps_names_and_domains():
     topo = wh.rail_optimized(16)
     longer = longer_links(topo)

@@ -491,7 +491,7 @@ def accounting_lines(rep):
             "            refused by %s; skip-backs by %s; mirrors parted by %s" % (
                 count_text(rep["skip_rejects"], 3), count_text(rep["skip_backs_by"]),
                 count_text(rep["mirror_parts_by"])),
-            "            simulated ACKs by why: %s" % share_text(rep.get("acks_by") or {}, 4, empty="none")]
+            "            simulated ACKs by why: %s" % share_text(rep["acks_by"], 4)]
 
 
 def main(argv=None):

@@ -53,21 +53,31 @@ def longer_links(topo):
     return relinked(topo, _longer)
 
 
+def bench_topology(argv):
+    """The --topology file of bench arguments (in any form the parser takes), or None."""
+    return workload_parser().parse_args(list(argv)).topology
+
+
 def topology_copy(argv, tmp, link):
-    """bench arguments with their --topology file replaced by a copy in the folder ``tmp`` whose links are
-    ``link(lk)`` (see relinked)."""
+    """bench arguments with their --topology file (``--topology F`` or ``--topology=F``) replaced by a copy in
+    the folder ``tmp`` whose links are ``link(lk)`` (see relinked)."""
     argv = list(argv)
-    i = argv.index("--topology") + 1
-    path = os.path.join(tmp, os.path.basename(argv[i]))
-    write_topology(relinked(read_topology(argv[i]), link), path)
-    return argv[:i] + [path] + argv[i + 1:]
+    src = bench_topology(argv)
+    path = os.path.join(tmp, os.path.basename(src))
+    write_topology(relinked(read_topology(src), link), path)
+    for i, a in enumerate(argv):
+        if a == "--topology" and i + 1 < len(argv):
+            return argv[:i + 1] + [path] + argv[i + 2:]
+        if a.startswith("--topology="):
+            return argv[:i] + ["--topology=" + path] + argv[i + 1:]
+    return argv + ["--topology", path]      # (an abbreviated option: the parser takes the last one)
 
 
 def longer_bench_argv(argv, tmp):
     """bench arguments whose fabric has every link NOISE_PS longer: a copy of the --topology file in the
     folder ``tmp``, or the default fabric's --delay plus that."""
     argv = list(argv)
-    if "--topology" in argv:
+    if bench_topology(argv):
         return topology_copy(argv, tmp, _longer)
     delay = workload_parser().parse_args(argv).delay
     argv = [a for k, a in enumerate(argv) if not (a == "--delay" or a.startswith("--delay=")

@@ -107,7 +107,7 @@ cdef inline int _ack_why(Sim* s, int32_t fi) noexcept nogil:
     if not w.steady:
         return 2
     if P < 0:
-        return 3
+        return 0
     if a.part_skip[P] >= 0:
         return 4
     if a.part_why[P] >= 0 and (a.part_why[P] >> 8) == a.part_ver[P]:

@@ -549,6 +549,8 @@ cdef void _copy_twin(Sim* s, int32_t mf, int32_t lf) noexcept nogil:
     wf.qmax = arrs[3]
     wf.qmin = arrs[4]
     wf.idl = arrs[5]
+    if wg.n < C:
+        C = wg.n                        # the slots holding samples (the deques' too: at most one entry each)
     memcpy(wf.val, wg.val, C * sizeof(int64_t))
     memcpy(wf.t, wg.t, C * sizeof(int64_t))
     memcpy(wf.qmax, wg.qmax, C * sizeof(int64_t))

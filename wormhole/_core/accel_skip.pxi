@@ -164,6 +164,7 @@ cdef int _skip_start(Sim* s, int32_t slot, int32_t P, int64_t t1, int64_t t_limi
     sk.t_limit = t_limit
     sk.token += 1
     a.part_skip[P] = slot
+    a.part_why[P] = -1                  # (a refusal before the skip does not say why its flows wait after it)
     a.skips_started += 1
     sk.note_token = a.skips_started
     if t1 < INT64_MAX_ACC and heap_push(s, t1, EV_SKIP_END, slot, sk.token) != 0:
@@ -293,12 +294,12 @@ cdef void _shift_window(Sim* s, int32_t fi, int64_t B, int64_t dt, int64_t t0) n
     snd_una marks move by the skip (dt ps, B bytes), its rates stay; its cycle anchors
     (accel_onoff.pxi) do not move."""
     cdef FlowWin* w = &s.acc.win[fi]
-    cdef int64_t C = s.acc.lmask + 1, k
+    cdef int64_t L = s.acc.l, M = s.acc.lmask, j
     if w.val == NULL:
         return
-    for k in range(C if w.n >= C else w.n):     # every slot holding a sample
-        w.t[k] += dt
-        w.una[k] += B
+    for j in range(w.n - L if w.n > L else 0, w.n):    # the window's samples (no older one is read)
+        w.t[j & M] += dt
+        w.una[j & M] += B
     w.act_t += dt
     w.act_una += B
     # (the cycle anchors stay in real time and bytes: a cycle's goodput is its bytes over its

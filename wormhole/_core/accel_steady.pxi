@@ -165,8 +165,7 @@ cdef inline void _reject(Accel* a, int k, int32_t P) noexcept nogil:
     """Count a partition not fast-forwarded, by the test that blocked it (REJECT_NAMES)."""
     a.rejects[k] += 1
     a.rej_flows += a.part_nf[P]
-    if a.part_why != NULL:
-        a.part_why[P] = (<int64_t>a.part_ver[P] << 8) | k
+    a.part_why[P] = (<int64_t>a.part_ver[P] << 8) | k
 
 
 cdef void _reject_flow(Sim* s, int k, int32_t P) noexcept nogil:
@@ -208,6 +207,7 @@ cdef void skip_try(Sim* s, int32_t P) noexcept nogil:
     if a.part_dirty[P]:
         part_split(s, P)
         _reject(a, 5, P)
+        a.part_why[P] = -1          # (the split changed it: untried, not refused)
         return                      # partitions changed: the next sample re-checks
     nf = a.part_nf[P]
     if nf == 0 or _gp_reserve(s, nf) != 0:

@@ -73,7 +73,8 @@ cdef void win_free(Sim* s, int32_t fi) noexcept nogil:
 
 
 cdef void win_push(Sim* s, int32_t fi, int64_t rate) noexcept nogil:
-    """One rate sample; O(1).  May start a fast-forward of the flow's partition."""
+    """One rate sample; O(1).  May start a fast-forward of the flow's partition.  (accel.pxd's
+    window_prefetch loads the lines this reads and writes, as the ACK reaches the sender.)"""
     cdef Accel* a = &s.acc
     cdef FlowWin* w = &a.win[fi]
     cdef int64_t L = a.l, M = a.lmask, k = w.n, pos = k & M, mx, mn

@@ -563,9 +563,10 @@ ctypedef struct Accel:
     int64_t skip_flows       # sum over steady skips begun of the partition's flow count
     int64_t skipped_by[4]    # events_skipped by source: steady skip, memo replay, steady skip following a
                              # memo replay, mirror of a twin
-    int64_t acks_by[24]      # ACKs simulated (one rate sample each: its packet was not skipped), by why
-                             # the flow's partition was not fast-forwarding then (ACKS_BY in accel.pyx: the
-                             # flow's own window, or its partition's last refusal since it changed)
+    int64_t acks_by[24]      # ACKs simulated (each acknowledges a packet that was not skipped), by why the
+                             # flow's partition was not fast-forwarding then (ACKS_BY in accel.pyx: the flow
+                             # keeps no window, or its own window, or its partition's last refusal since it
+                             # changed)
     int64_t backs_by[4]      # skip-backs by cause: a flow starts on the partition's ports, data posted to an
                              # idle connection of it, (planned ends) a DCQCN rate increase, other
     int32_t back_why         # cause of the skip-back under way (index of backs_by)

@@ -431,8 +431,8 @@ def _py_rate_between(int64_t ta, int64_t ua, int64_t ia, int64_t tb, int64_t ub,
 
 
 cdef int _toy_partition(Sim* s, int32_t n) except -1:
-    """Flows 0..n-1 of a toy simulation form partition 0 (active, their ports in it),
-    with room for n goodputs."""
+    """Flows 0..n-1 of a toy simulation form partition 0 (active, their ports in it, its
+    version 0, no refusal yet), with room for n goodputs."""
     cdef Accel* a = &s.acc
     cdef int32_t i
     a.n_parts = 1
@@ -440,8 +440,12 @@ cdef int _toy_partition(Sim* s, int32_t n) except -1:
     a.part_flows = <int32_t**>calloc(1, sizeof(int32_t*))
     a.part_nf = <int32_t*>calloc(1, sizeof(int32_t))
     a.part_cap = <int32_t*>calloc(1, sizeof(int32_t))
-    if a.part_flows == NULL or a.part_nf == NULL or a.part_cap == NULL or _gp_reserve(s, n) != 0:
+    a.part_ver = <int32_t*>calloc(1, sizeof(int32_t))
+    a.part_why = <int64_t*>malloc(sizeof(int64_t))
+    if (a.part_flows == NULL or a.part_nf == NULL or a.part_cap == NULL or a.part_ver == NULL
+            or a.part_why == NULL or _gp_reserve(s, n) != 0):
         raise MemoryError()
+    a.part_why[0] = -1
     a.part_flows[0] = <int32_t*>calloc(n + 1, sizeof(int32_t))
     if a.part_flows[0] == NULL:
         raise MemoryError()
@@ -587,11 +591,10 @@ def _py_skip_try_moment(int32_t n, list events, int64_t now, list other=[]):
         _toy_partition(s, n)
         a.part_skip = <int32_t*>calloc(1, sizeof(int32_t))
         a.part_dirty = <uint8_t*>calloc(1, sizeof(uint8_t))
-        a.part_ver = <int32_t*>calloc(1, sizeof(int32_t))
         a.part_watch = <uint8_t*>calloc(1, sizeof(uint8_t))
         s.heap = <Event*>calloc(len(events) + 1, sizeof(Event))
         s.pkts = <Packet*>calloc(len(events) + 1, sizeof(Packet))
-        if (a.part_skip == NULL or a.part_dirty == NULL or a.part_ver == NULL or a.part_watch == NULL
+        if (a.part_skip == NULL or a.part_dirty == NULL or a.part_watch == NULL
                 or s.heap == NULL or s.pkts == NULL):
             raise MemoryError()
         a.part_skip[0] = -1         # partition 0 is not fast-forwarding
