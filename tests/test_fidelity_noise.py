@@ -81,6 +81,18 @@ def test_longer_links_find_the_topology_in_either_form(tmp_path):
     assert [lk.delay_ps for lk in wh.read_topology(args.topology).links] == [1_001_000, 1_001_000]
 
 
+def test_longer_links_replace_the_topology_the_parser_takes(tmp_path):
+    """Named twice, the parser takes the last --topology: that one is copied and replaced."""
+    first, last = tmp_path / "a.txt", tmp_path / "b.txt"
+    first.write_text("3 1 2\n2\n0 2 100Gbps 1000ns 0\n1 2 100Gbps 1000ns 0\n")
+    last.write_text("3 1 2\n2\n0 2 100Gbps 2000ns 0\n1 2 100Gbps 2000ns 0\n")
+    (tmp_path / "o").mkdir()
+    argv = longer_bench_argv(["gpt13b", "--topology", str(first), "--topology", str(last)], str(tmp_path / "o"))
+    assert argv[:3] == ["gpt13b", "--topology", str(first)]
+    taken = workload_parser().parse_args(argv).topology
+    assert [lk.delay_ps for lk in wh.read_topology(taken).links] == [2_001_000, 2_001_000]
+
+
 def test_longer_links_keeps_names_and_domains():
     topo = wh.rail_optimized(16)
     longer = longer_links(topo)

@@ -59,13 +59,14 @@ def bench_topology(argv):
 
 
 def topology_copy(argv, tmp, link):
-    """bench arguments with their --topology file (``--topology F`` or ``--topology=F``) replaced by a copy in
-    the folder ``tmp`` whose links are ``link(lk)`` (see relinked)."""
+    """bench arguments with their --topology file (``--topology F`` or ``--topology=F``; the last one, which the
+    parser takes) replaced by a copy in the folder ``tmp`` whose links are ``link(lk)`` (see relinked)."""
     argv = list(argv)
     src = bench_topology(argv)
     path = os.path.join(tmp, os.path.basename(src))
     write_topology(relinked(read_topology(src), link), path)
-    for i, a in enumerate(argv):
+    for i in reversed(range(len(argv))):
+        a = argv[i]
         if a == "--topology" and i + 1 < len(argv):
             return argv[:i + 1] + [path] + argv[i + 2:]
         if a.startswith("--topology="):
@@ -77,9 +78,10 @@ def longer_bench_argv(argv, tmp):
     """bench arguments whose fabric has every link NOISE_PS longer: a copy of the --topology file in the
     folder ``tmp``, or the default fabric's --delay plus that."""
     argv = list(argv)
-    if bench_topology(argv):
+    args = workload_parser().parse_args(argv)
+    if args.topology:
         return topology_copy(argv, tmp, _longer)
-    delay = workload_parser().parse_args(argv).delay
+    delay = args.delay
     argv = [a for k, a in enumerate(argv) if not (a == "--delay" or a.startswith("--delay=")
                                                   or (k > 0 and argv[k - 1] == "--delay"))]
     return argv + ["--delay", repr(delay + NOISE_PS / NS)]
