@@ -140,6 +140,22 @@ def test_messages_table_matches_message_results(mode):
     assert len(net.results) == 3 and net.results["delivered"][2] == f.delivered > 0
 
 
+@pytest.mark.parametrize("mode", list(MODES))
+def test_messages_table_read_mid_run_shows_pending_and_posting_continues(mode):
+    net = make(mode)
+    c = net.connect(0, 3)
+    a = net.post(c, 200_000)
+    tab = net.messages              # read before anything ran: pending
+    assert list(tab["delivered"]) == [-1] and list(tab["done"]) == [-1] and list(tab["fct"]) == [-1]
+    assert net.message(a).done == -1 and net.message(a).size == 200_000
+    b = net.post(c, 1_000)          # posting goes on after a read of the table
+    net.run()
+    tab = net.messages
+    assert len(tab) == 2 and int(tab["id"][1]) == b
+    assert (tab["done"] > tab["posted"]).all() and (tab["delivered"] <= tab["done"]).all()
+    assert int(tab["done"][1]) >= int(tab["done"][0])
+
+
 # -- 3. named ports -------------------------------------------------------------
 @pytest.mark.parametrize("mode", list(MODES))
 def test_ports_are_named_by_node_and_interface(mode):

@@ -16,6 +16,7 @@ argument.  Several Network objects in one process share nothing.
 import os
 import sys
 import time
+from array import array
 from collections import namedtuple
 
 import numpy as np
@@ -147,23 +148,24 @@ def port_table(fabric):
     return out
 
 
-def message_table(rows, delivered, src_of, dst_of):
-    """The ``messages`` array from the message rows [connection, size, posted, done]."""
-    n = len(rows)
+def message_table(cols, src_of, dst_of):
+    """The ``messages`` array from the message columns (connection, size, posted,
+    delivered, done: Network._msg)."""
+    conn, size, posted, delivered, done = (np.array(c, dtype=np.int64) for c in cols)
+    n = len(conn)
     out = np.zeros(n, dtype=MESSAGE_DTYPE)
     if not n:
         return out
-    a = np.array(rows, dtype=np.int64).reshape(n, 4)
     out["id"] = np.arange(n)
-    out["connection"] = a[:, 0]
-    ends = {c: (src_of(c), dst_of(c)) for c in set(a[:, 0].tolist())}
-    out["src"] = [ends[c][0] for c in a[:, 0].tolist()]
-    out["dst"] = [ends[c][1] for c in a[:, 0].tolist()]
-    out["size"] = a[:, 1]
-    out["posted"] = a[:, 2]
+    out["connection"] = conn
+    ends = {c: (src_of(c), dst_of(c)) for c in set(conn.tolist())}
+    out["src"] = [ends[c][0] for c in conn.tolist()]
+    out["dst"] = [ends[c][1] for c in conn.tolist()]
+    out["size"] = size
+    out["posted"] = posted
     out["delivered"] = delivered
-    out["done"] = a[:, 3]
-    out["fct"] = np.where(a[:, 3] >= 0, a[:, 3] - a[:, 2], -1)
+    out["done"] = done
+    out["fct"] = np.where(done >= 0, done - posted, -1)
     return out
 
 
@@ -210,8 +212,10 @@ class Network:
         self._on_done = {}          # flow -> on_done
         self._on_delivered = {}     # flow -> on_delivered
         self._conns = set()
-        self._msg_rows = []         # per message: [connection, size, posted, done]
-        self._msg_delivered = []    # per message: time its last byte reached the receiver, -1
+        # per message, one column each (int64 arrays: a training run posts hundreds of thousands of
+        # messages, and a list per message kept the garbage collector walking them): connection, size,
+        # posted, delivered (its last byte reached the receiver), done (acknowledged); -1 while pending
+        self._msg = tuple(array("q") for _ in range(5))
         self._msg_callbacks = {}    # message -> [on_delivered, on_done], each None once called
         self._user = {}
         self._next_user = 0
@@ -280,22 +284,26 @@ class Network:
         n = as_bytes(nbytes, "nbytes", "post")
         _callback(on_done, "on_done", "post")
         _callback(on_delivered, "on_delivered", "post")
-        mid = len(self._msg_rows)
+        m = self._msg
+        mid = len(m[0])
         self._backend.post(conn, mid, n)
-        self._msg_rows.append([conn, n, self._backend.now, -1])
-        self._msg_delivered.append(-1)
+        m[0].append(conn)
+        m[1].append(n)
+        m[2].append(self._backend.now)
+        m[3].append(-1)
+        m[4].append(-1)
         if on_done is not None or on_delivered is not None:
             self._msg_callbacks[mid] = [on_delivered, on_done]
         return mid
 
     def message(self, mid):
         """MessageResult of one message (times -1 while pending)."""
-        return self._message_result(check_flow(self, mid, len(self._msg_rows), "message", "mid"))
+        return self._message_result(check_flow(self, mid, len(self._msg[0]), "message", "mid"))
 
     def _message_result(self, mid):
-        conn, size, posted, done = self._msg_rows[mid]
+        conn, size, posted, delivered, done = (c[mid] for c in self._msg)
         row = self._backend.flow_row(conn)
-        return MessageResult(mid, conn, row[bk.SRC], row[bk.DST], size, posted, self._msg_delivered[mid], done,
+        return MessageResult(mid, conn, row[bk.SRC], row[bk.DST], size, posted, delivered, done,
                              done - posted if done >= 0 else -1)
 
     @property
@@ -303,8 +311,7 @@ class Network:
         """One row per message posted on a connection (index = message id):
         id, connection, src, dst, size, posted, delivered, done, fct (ps, -1 pending)."""
         row = self._backend.flow_row
-        return message_table(self._msg_rows, self._msg_delivered, lambda c: row(c)[bk.SRC],
-                             lambda c: row(c)[bk.DST])
+        return message_table(self._msg, lambda c: row(c)[bk.SRC], lambda c: row(c)[bk.DST])
 
     def schedule(self, delay, callback):
         """Call ``callback()`` after ``delay`` (ps, or '5us') of simulated time;
@@ -367,9 +374,9 @@ class Network:
         """Message ``mid`` was delivered and / or done now: its times, then its callbacks."""
         now = self._backend.now
         if delivered:
-            self._msg_delivered[mid] = now
+            self._msg[3][mid] = now
         if done:
-            self._msg_rows[mid][3] = now
+            self._msg[4][mid] = now
         cbs = self._msg_callbacks.get(mid)
         if cbs is None:
             return
