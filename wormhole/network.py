@@ -301,7 +301,8 @@ class Network:
         return self._message_result(check_flow(self, mid, len(self._msg[0]), "message", "mid"))
 
     def _message_result(self, mid):
-        conn, size, posted, delivered, done = (c[mid] for c in self._msg)
+        m = self._msg
+        conn, size, posted, delivered, done = m[0][mid], m[1][mid], m[2][mid], m[3][mid], m[4][mid]
         row = self._backend.flow_row(conn)
         return MessageResult(mid, conn, row[bk.SRC], row[bk.DST], size, posted, delivered, done,
                              done - posted if done >= 0 else -1)
