@@ -70,9 +70,10 @@ def row_argv(row, gpus, cc, layers=None, chunk_mb=None):
 def _slower_links(argv, tmp):
     """The row's arguments with every link 1 ppm slower: --rate for the default fabric, or a copy
     of the --topology file (in ``tmp``) with each link's rate scaled."""
-    if not bench_topology(argv):
+    src = bench_topology(argv)
+    if not src:
         return list(argv) + ["--rate", "99.9999"]
-    return topology_copy(argv, tmp, lambda lk: (round(lk.rate_bps * (1 - 1e-6)), lk.delay_ps))
+    return topology_copy(argv, tmp, lambda lk: (round(lk.rate_bps * (1 - 1e-6)), lk.delay_ps), src)
 
 
 # --noise KIND: the perturbation of the full run against itself, and how the report names it

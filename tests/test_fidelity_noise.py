@@ -55,8 +55,8 @@ def test_longer_links_add_one_ns_to_every_link(tmp_path):
     src.write_text("4 1 3\n3\n0 3 100Gbps 1000ns 0\n1 3 100Gbps 0.002ms 0\n2 3 25Gbps 1us 0\n")
     (tmp_path / "o").mkdir()
     argv = longer_bench_argv(["gpt13b", "--topology", str(src), "--gpus", "8"], str(tmp_path / "o"))
-    new = argv[argv.index("--topology") + 1]
-    assert new != str(src) and argv[-2:] == ["--gpus", "8"]
+    new = workload_parser().parse_args(argv).topology
+    assert new != str(src) and argv[:5] == ["gpt13b", "--topology", str(src), "--gpus", "8"]
     a, b = wh.read_topology(str(src)), wh.read_topology(new)
     assert [lk.delay_ps + 1000 for lk in a.links] == [lk.delay_ps for lk in b.links]
     assert [(lk.a, lk.b, lk.rate_bps) for lk in a.links] == [(lk.a, lk.b, lk.rate_bps) for lk in b.links]
@@ -74,21 +74,27 @@ def test_longer_links_find_the_topology_in_either_form(tmp_path):
     src = tmp_path / "topo.txt"
     src.write_text("3 1 2\n2\n0 2 100Gbps 1000ns 0\n1 2 100Gbps 1000ns 0\n")
     (tmp_path / "o").mkdir()
-    argv = longer_bench_argv(["gpt13b", "--topology=%s" % src, "--gpus", "8"], str(tmp_path / "o"))
-    assert len(argv) == 4 and argv[1].startswith("--topology=") and argv[2:] == ["--gpus", "8"]
-    args = workload_parser().parse_args(argv)
-    assert args.topology != str(src)
-    assert [lk.delay_ps for lk in wh.read_topology(args.topology).links] == [1_001_000, 1_001_000]
+    for form in (["--topology=%s" % src], ["--topology", str(src)], ["--topo", str(src)], ["--topo=%s" % src]):
+        argv = longer_bench_argv(["gpt13b"] + form + ["--gpus", "8"], str(tmp_path / "o"))
+        assert argv[:len(form) + 3] == ["gpt13b"] + form + ["--gpus", "8"]     # the user's arguments kept
+        args = workload_parser().parse_args(argv)
+        assert args.topology != str(src) and not any(a.startswith("--delay") for a in argv)
+        assert [lk.delay_ps for lk in wh.read_topology(args.topology).links] == [1_001_000, 1_001_000]
 
 
 def test_longer_links_replace_the_topology_the_parser_takes(tmp_path):
-    """Named twice, the parser takes the last --topology: that one is copied and replaced."""
+    """Named twice, the parser takes the last --topology: that one is copied, and the copy is taken."""
     first, last = tmp_path / "a.txt", tmp_path / "b.txt"
     first.write_text("3 1 2\n2\n0 2 100Gbps 1000ns 0\n1 2 100Gbps 1000ns 0\n")
     last.write_text("3 1 2\n2\n0 2 100Gbps 2000ns 0\n1 2 100Gbps 2000ns 0\n")
     (tmp_path / "o").mkdir()
     argv = longer_bench_argv(["gpt13b", "--topology", str(first), "--topology", str(last)], str(tmp_path / "o"))
-    assert argv[:3] == ["gpt13b", "--topology", str(first)]
+    assert argv[:5] == ["gpt13b", "--topology", str(first), "--topology", str(last)]
+    taken = workload_parser().parse_args(argv).topology
+    assert taken not in (str(first), str(last))
+    assert [lk.delay_ps for lk in wh.read_topology(taken).links] == [2_001_000, 2_001_000]
+    # the last one abbreviated: still the one the parser takes, and its copy is taken
+    argv = longer_bench_argv(["gpt13b", "--topology", str(first), "--topo", str(last)], str(tmp_path / "o"))
     taken = workload_parser().parse_args(argv).topology
     assert [lk.delay_ps for lk in wh.read_topology(taken).links] == [2_001_000, 2_001_000]
 

@@ -58,20 +58,14 @@ def bench_topology(argv):
     return workload_parser().parse_args(list(argv)).topology
 
 
-def topology_copy(argv, tmp, link):
-    """bench arguments with their --topology file (``--topology F`` or ``--topology=F``; the last one, which the
-    parser takes) replaced by a copy in the folder ``tmp`` whose links are ``link(lk)`` (see relinked)."""
-    argv = list(argv)
-    src = bench_topology(argv)
+def topology_copy(argv, tmp, link, src=None):
+    """bench arguments whose --topology file (the one the parser takes, ``src`` if known) is replaced by a
+    copy in the folder ``tmp`` whose links are ``link(lk)`` (see relinked): the copy is named last, and the
+    parser takes the last --topology in whatever form or abbreviation the user wrote theirs."""
+    src = src or bench_topology(argv)
     path = os.path.join(tmp, os.path.basename(src))
     write_topology(relinked(read_topology(src), link), path)
-    for i in reversed(range(len(argv))):
-        a = argv[i]
-        if a == "--topology" and i + 1 < len(argv):
-            return argv[:i + 1] + [path] + argv[i + 2:]
-        if a.startswith("--topology="):
-            return argv[:i] + ["--topology=" + path] + argv[i + 1:]
-    return argv + ["--topology", path]      # (an abbreviated option: the parser takes the last one)
+    return list(argv) + ["--topology", path]
 
 
 def longer_bench_argv(argv, tmp):
@@ -80,7 +74,7 @@ def longer_bench_argv(argv, tmp):
     argv = list(argv)
     args = workload_parser().parse_args(argv)
     if args.topology:
-        return topology_copy(argv, tmp, _longer)
+        return topology_copy(argv, tmp, _longer, args.topology)
     delay = args.delay
     argv = [a for k, a in enumerate(argv) if not (a == "--delay" or a.startswith("--delay=")
                                                   or (k > 0 and argv[k - 1] == "--delay"))]
