@@ -154,6 +154,9 @@ def test_messages_table_read_mid_run_shows_pending_and_posting_continues(mode):
     assert len(tab) == 2 and int(tab["id"][1]) == b
     assert (tab["done"] > tab["posted"]).all() and (tab["delivered"] <= tab["done"]).all()
     assert int(tab["done"][1]) >= int(tab["done"][0])
+    with pytest.raises(wh.ApiError, match="nbytes"):   # beyond int64: refused before anything is queued
+        net.post(c, 1 << 63)
+    assert len(net.messages) == 2
 
 
 # -- 3. named ports -------------------------------------------------------------

@@ -335,7 +335,7 @@ PARAMS = (
     _p("accelerate", "bool", False, "fast-forward steady partitions (the Wormhole method)", _bool,
        dynamics=False),
     _p("steady_window", "samples", 2000, "rate samples per flow in the steady-state test (l; each flow's window "
-       "holds six rings of the next power of two of them)", _int, None, 2, 1_000_000, dynamics=True),
+       "holds six rings of the least power of two at least l)", _int, None, 2, 1_000_000, dynamics=True),
     _p("steady_theta", "ratio", 0.05, "a flow is steady when (max - min) / mean of its window < theta (0: never)",
        _float, None, 0.0, 10.0, dynamics=True),
     _p("min_skip", "us", 2.0, "fast-forward only when the next interrupt is at least this far", _float, None,

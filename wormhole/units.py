@@ -209,6 +209,8 @@ def as_bytes(value, name, call):
     n = _whole(value, name, call, parse_size, "a whole number of bytes", "1.5MB")
     if n <= 0:
         raise _api_error(call, name, "a positive number of bytes", value)
+    if n >= 1 << 63:                    # (the kernel's and the message columns' int64)
+        raise _api_error(call, name, "fewer than 2^63 bytes", value)
     return n
 
 
