@@ -57,7 +57,10 @@ PARTED_BY = ("leader_resumes", "flow_joins_leader", "leader_conn_resumes", "mess
 # the sample began a skip, or the partition's last try since it changed was refused by that test
 ACKS_BY = ("no_window", "window_filling", "rate_unsteady", "steady_untried", "skip_began") + tuple(
     "refused_" + name for name in REJECT_NAMES)
-assert len(ACKS_BY) <= 24 and len(REJECT_NAMES) <= 16, "Accel.acks_by / rejects (defs.pxd) hold fewer"
+cdef Accel _sizes                    # (only its arrays' sizes are read)
+if (len(ACKS_BY) > sizeof(_sizes.acks_by) // sizeof(int64_t)
+        or len(REJECT_NAMES) > sizeof(_sizes.rejects) // sizeof(int64_t)):  # (not an assert: python -O keeps it)
+    raise ImportError("Accel.acks_by / rejects (defs.pxd) hold fewer counters than ACKS_BY / REJECT_NAMES name")
 BACKS_BY = ("flow_start", "post_idle_conn", "dcqcn_increase", "other")
 
 include "accel_window.pxi"
