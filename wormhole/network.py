@@ -158,9 +158,9 @@ def message_table(cols, src_of, dst_of):
         return out
     out["id"] = np.arange(n)
     out["connection"] = conn
-    ends = {c: (src_of(c), dst_of(c)) for c in set(conn.tolist())}
-    out["src"] = [ends[c][0] for c in conn.tolist()]
-    out["dst"] = [ends[c][1] for c in conn.tolist()]
+    ids, at = np.unique(conn, return_inverse=True)
+    out["src"] = np.array([src_of(c) for c in ids.tolist()], dtype=np.int64)[at]
+    out["dst"] = np.array([dst_of(c) for c in ids.tolist()], dtype=np.int64)[at]
     out["size"] = size
     out["posted"] = posted
     out["delivered"] = delivered
