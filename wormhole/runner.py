@@ -373,25 +373,31 @@ def accel_counts(st):
     return {k: {name: v for name, v in (st.get(k) or {}).items() if v} for k in ACCEL_COUNTS}
 
 
+def _largest(d, top):
+    """The items of a dict of counts, largest first (ties by name): the first ``top`` (all of them if
+    None), and the rest."""
+    items = sorted(d.items(), key=lambda kv: (-kv[1], kv[0]))
+    n = len(items) if top is None else top
+    return items[:n], items[n:]
+
+
 def share_text(d, top=None, empty="none"):
     """'name 12.3%, ...' of a dict of counts as shares of their sum, largest first (the first ``top``, then
     the share of the rest)."""
     total = sum(d.values())
     if not total:
         return empty
-    items = sorted(d.items(), key=lambda kv: (-kv[1], kv[0]))
-    shown = items[:top] if top is not None else items
+    shown, rest = _largest(d, top)
     text = ", ".join("%s %.1f%%" % (k, 100.0 * v / total) for k, v in shown)
-    rest = sum(v for _, v in items[len(shown):])
-    return text + (", %d more %.1f%%" % (len(items) - len(shown), 100.0 * rest / total) if rest else "")
+    left = sum(v for _, v in rest)
+    return text + (", %d more %.1f%%" % (len(rest), 100.0 * left / total) if left else "")
 
 
 def count_text(d, top=None, empty="none"):
     """'name count, ...' of a dict of counts, largest first (the first ``top``, then how many more)."""
-    items = sorted(d.items(), key=lambda kv: (-kv[1], kv[0]))
-    more = len(items) - top if top is not None and len(items) > top else 0
-    text = ", ".join("%s %d" % kv for kv in (items[:top] if top is not None else items)) or empty
-    return text + (", %d more" % more if more else "")
+    shown, rest = _largest(d, top)
+    text = ", ".join("%s %d" % kv for kv in shown) or empty
+    return text + (", %d more" % len(rest) if rest else "")
 
 
 def nvlink_gbps(args):

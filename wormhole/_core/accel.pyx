@@ -52,7 +52,7 @@ SKIPPED_BY = ("steady", "memo_replay", "memo_follow", "mirror")
 PARTED_BY = ("leader_resumes", "flow_joins_leader", "leader_conn_resumes", "message_differs", "idle_differs",
              "post_missing", "quiet_queued", "skip_back", "join_missing", "join_refused", "join_several")
 # why the ACKs simulated (Accel.acks_by) were not skipped: the flow keeps no rate window (shorter
-# than one, or out of its partition), its window is still filling since it (re)started, its rate
+# than one, or no longer active: a late ACK of an idle connection), its window is still filling since it (re)started, its rate
 # is not steady, its window is steady but its partition has not been tried since it last changed,
 # the sample began a skip, or the partition's last try since it changed was refused by that test
 ACKS_BY = ("no_window", "window_filling", "rate_unsteady", "steady_untried", "skip_began") + tuple(

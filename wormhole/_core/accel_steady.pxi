@@ -205,9 +205,8 @@ cdef void skip_try(Sim* s, int32_t P) noexcept nogil:
     if P < 0 or a.part_skip[P] >= 0:
         return
     if a.part_dirty[P]:
+        _reject(a, 5, P)            # (stamped with the version the split then leaves behind: untried)
         part_split(s, P)
-        _reject(a, 5, P)
-        a.part_why[P] = -1          # (the split changed it: untried, not refused)
         return                      # partitions changed: the next sample re-checks
     nf = a.part_nf[P]
     if nf == 0 or _gp_reserve(s, nf) != 0:
